@@ -1,0 +1,22 @@
+//! File formats of the tress hair pipeline.
+//!
+//! Every reader validates what it reads and returns [`Error`] (never panics): counts are checked
+//! against the bytes actually present before anything is allocated, so a corrupt or hostile file
+//! costs at most a small multiple of its own size. No simulation code lives here.
+
+pub mod atomic;
+pub mod bytes;
+pub mod error;
+pub mod hair;
+pub mod mesh;
+pub mod mss;
+pub mod obj;
+pub mod ply;
+pub mod strands;
+pub mod tfx;
+pub mod tfxproj;
+pub mod usc_data;
+
+pub use error::{Error, ErrorKind, InFile, Result};
+pub use mesh::TriMesh;
+pub use strands::{Attr, StrandAttrs, Strands};

@@ -1,0 +1,42 @@
+//! The `tress` command line: argument parsing and one file per subcommand.
+
+pub mod convert;
+pub mod groom_cmd;
+pub mod inspect;
+pub mod report;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::Result;
+
+/// tress — film hair pipeline: grooms in, simulation and upsampling, strand caches out.
+///
+/// Exit codes: 0 success, 1 runtime failure, 2 bad input or usage.
+#[derive(Debug, Parser)]
+#[command(name = "tress", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print what a groom or mesh file holds: counts, lengths, bounds, attributes.
+    Inspect(inspect::InspectArgs),
+    /// Convert a groom between formats, optionally resampling, scaling and re-orienting it.
+    Convert(convert::ConvertArgs),
+    /// Procedural grooms.
+    Groom {
+        #[command(subcommand)]
+        command: groom_cmd::GroomCommand,
+    },
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Inspect(a) => inspect::run(&a),
+        Command::Convert(a) => convert::run(&a),
+        Command::Groom { command } => groom_cmd::run(&command),
+    }
+}

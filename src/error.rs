@@ -1,0 +1,43 @@
+//! tress's error type and the exit codes scripts rely on.
+//!
+//! Exit codes (documented in the book, `cli.md`): 0 success, 1 runtime failure (I/O on
+//! output, numerical blow-up), 2 bad input or usage (unreadable or corrupt input files, wrong
+//! arguments, invalid job files).
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file could not be read or understood.
+    #[error(transparent)]
+    Format(#[from] tress_formats::Error),
+    /// The request makes no sense for the data (bad arguments, mismatched inputs).
+    #[error("{0}")]
+    Invalid(String),
+    /// Writing an output failed.
+    #[error("{}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+    /// Something failed while running (not the input's fault).
+    #[error("{0}")]
+    Runtime(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Process exit codes.
+pub mod exit {
+    pub const OK: i32 = 0;
+    pub const RUNTIME: i32 = 1;
+    pub const BAD_INPUT: i32 = 2;
+}
+
+impl Error {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Format(e) if e.is_bad_input() => exit::BAD_INPUT,
+            Error::Format(_) => exit::RUNTIME,
+            Error::Invalid(_) => exit::BAD_INPUT,
+            Error::Write { .. } | Error::Runtime(_) => exit::RUNTIME,
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! Grooms: strand storage, resampling, the scalp parameterization, procedural generation and
+//! file input/output.
+
+pub mod files;
+pub mod model;
+pub mod presets;
+pub mod procedural;
+pub mod resample;
+pub mod scalp;
+pub mod scalp_uv;
+pub mod stats;
+pub mod transform;
+
+pub use files::{GroomFormat, LoadedGroom, ReadOptions, read_groom, write_groom};
+pub use model::{Bounds, Groom, strand_length};
+pub use procedural::{GroomParams, Style, generate};
+pub use resample::resample;
+pub use scalp::ScalpShape;
+pub use scalp_uv::{scalp_center, scalp_uv};
+pub use stats::GroomStats;
+pub use transform::{Transform, UpAxis};

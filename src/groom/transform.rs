@@ -1,0 +1,83 @@
+//! Units and axes on the way in and out: tress works in centimetres with Y up.
+
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+use super::model::Groom;
+
+/// The up axis of a file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum UpAxis {
+    #[default]
+    Y,
+    Z,
+}
+
+/// Scale, then rotate a Z-up file into Y-up (right-handed: (x, y, z) → (x, z, −y)).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transform {
+    pub scale: f32,
+    pub up: UpAxis,
+}
+
+impl Default for Transform {
+    fn default() -> Self {
+        Transform {
+            scale: 1.0,
+            up: UpAxis::Y,
+        }
+    }
+}
+
+impl Transform {
+    pub fn is_identity(&self) -> bool {
+        self.scale == 1.0 && self.up == UpAxis::Y
+    }
+
+    pub fn apply_point(&self, p: Vec3) -> Vec3 {
+        let p = p * self.scale;
+        match self.up {
+            UpAxis::Y => p,
+            UpAxis::Z => Vec3::new(p.x, p.z, -p.y),
+        }
+    }
+
+    /// Applies to the groom's points and scales widths.
+    pub fn apply(&self, groom: &mut Groom) {
+        if self.is_identity() {
+            return;
+        }
+        for p in groom.points_mut() {
+            *p = self.apply_point(*p);
+        }
+        if self.scale != 1.0
+            && let Some(w) = groom.attrs.width.as_mut()
+        {
+            match w {
+                tress_formats::Attr::Constant(c) => *c *= self.scale,
+                tress_formats::Attr::PerStrand(v) | tress_formats::Attr::PerVertex(v) => {
+                    v.iter_mut().for_each(|x| *x *= self.scale)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn z_up_becomes_y_up() {
+        let t = Transform {
+            scale: 2.0,
+            up: UpAxis::Z,
+        };
+        // Z-up "up" (0,0,1) must become Y-up "up" (0,1,0); handedness is preserved.
+        assert_eq!(t.apply_point(Vec3::Z), Vec3::new(0.0, 2.0, 0.0));
+        assert_eq!(t.apply_point(Vec3::X), Vec3::new(2.0, 0.0, 0.0));
+        let (x, y) = (t.apply_point(Vec3::X), t.apply_point(Vec3::Y));
+        assert!(x.cross(y).dot(t.apply_point(Vec3::Z)) > 0.0);
+    }
+}

@@ -1,0 +1,11 @@
+//! tress: a file-in / file-out hair pipeline for film.
+//!
+//! Grooms come in from `.hair`, `.data`, PLY, TressFX and Alembic files ([`groom`]); the
+//! [`tress_formats`] crate holds the file formats. See the book (`book/`) for the user guide.
+
+pub mod cli;
+pub mod error;
+pub mod groom;
+
+pub use error::{Error, Result};
+pub use tress_formats as formats;

@@ -1,0 +1,96 @@
+//! Shared helpers of the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The shared data folder from `TRESS_DATA`, or `None` (and a note on stderr) when unset.
+pub fn data_dir(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("TRESS_DATA") {
+        Some(d) if Path::new(&d).is_dir() => Some(PathBuf::from(d)),
+        _ => {
+            eprintln!("skipped {test}: TRESS_DATA is not set to the shared data folder");
+            None
+        }
+    }
+}
+
+/// A fresh, empty temporary folder for one test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tress-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// Runs the `tress` binary.
+pub fn tress(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tress"))
+        .args(args)
+        .output()
+        .expect("run tress")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Deterministic pseudo-random numbers for corrupting files (SplitMix64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Damaged copies of a good file: truncations, flipped bytes, overwritten words, garbage.
+pub fn corruptions(good: &[u8], seed: u64) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let n = good.len();
+    for len in [
+        0,
+        1,
+        4,
+        16,
+        127,
+        n / 3,
+        n / 2,
+        n.saturating_sub(13),
+        n.saturating_sub(1),
+    ] {
+        if len < n {
+            out.push((format!("truncated to {len}"), good[..len].to_vec()));
+        }
+    }
+    let mut rng = Rng(seed);
+    for i in 0..40 {
+        let mut bad = good.to_vec();
+        for _ in 0..1 + i % 3 {
+            let at = rng.below(n.clamp(1, 512));
+            bad[at] ^= 1 << rng.below(8);
+        }
+        out.push((format!("header flip {i}"), bad));
+    }
+    for i in 0..20 {
+        let mut bad = good.to_vec();
+        let at = rng.below(n.saturating_sub(4).max(1));
+        let word = [0xffu32, 0x7fff_ffff, 0xffff_ffff, 0x8000_0000][i % 4];
+        bad[at..at + 4].copy_from_slice(&word.to_le_bytes());
+        out.push((format!("word {word:#x} at {at}"), bad));
+    }
+    let garbage: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+    out.push(("garbage".into(), garbage));
+    out
+}
