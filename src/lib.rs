@@ -3,6 +3,7 @@
 //! Grooms come in from `.hair`, `.data`, PLY, TressFX and Alembic files ([`groom`]); the
 //! [`tress_formats`] crate holds the file formats. See the book (`book/`) for the user guide.
 
+pub mod bench;
 pub mod cli;
 pub mod error;
 pub mod groom;

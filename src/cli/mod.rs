@@ -1,5 +1,6 @@
 //! The `tress` command line: argument parsing and one file per subcommand.
 
+pub mod bench;
 pub mod convert;
 pub mod groom_cmd;
 pub mod inspect;
@@ -25,6 +26,8 @@ pub enum Command {
     Inspect(inspect::InspectArgs),
     /// Convert a groom between formats, optionally resampling, scaling and re-orienting it.
     Convert(convert::ConvertArgs),
+    /// Performance figures (reader speed, …).
+    Bench(bench::BenchArgs),
     /// Procedural grooms.
     Groom {
         #[command(subcommand)]
@@ -38,5 +41,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Inspect(a) => inspect::run(&a),
         Command::Convert(a) => convert::run(&a),
         Command::Groom { command } => groom_cmd::run(&command),
+        Command::Bench(a) => bench::run(&a),
     }
 }

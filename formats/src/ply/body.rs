@@ -88,6 +88,32 @@ fn read_scalar<const BE: bool>(s: Scalar, b: &[u8]) -> f64 {
     }
 }
 
+/// Appends the values of one fixed-offset scalar property of every row.
+fn decode_column<const BE: bool>(rows: &[u8], stride: usize, off: usize, ty: Scalar, out: &mut Vec<f64>) {
+    macro_rules! column {
+        ($t:ty, $n:expr) => {
+            out.extend(rows.chunks_exact(stride).map(|r| {
+                let b: [u8; $n] = r[off..off + $n].try_into().expect("fixed size");
+                (if BE {
+                    <$t>::from_be_bytes(b)
+                } else {
+                    <$t>::from_le_bytes(b)
+                }) as f64
+            }))
+        };
+    }
+    match ty {
+        Scalar::I8 => out.extend(rows.chunks_exact(stride).map(|r| r[off] as i8 as f64)),
+        Scalar::U8 => out.extend(rows.chunks_exact(stride).map(|r| r[off] as f64)),
+        Scalar::I16 => column!(i16, 2),
+        Scalar::U16 => column!(u16, 2),
+        Scalar::I32 => column!(i32, 4),
+        Scalar::U32 => column!(u32, 4),
+        Scalar::F32 => column!(f32, 4),
+        Scalar::F64 => column!(f64, 8),
+    }
+}
+
 fn list_len(element: &str, row: usize, prop: &str, v: f64) -> Result<usize> {
     if v < 0.0 || v.fract() != 0.0 || v > u32::MAX as f64 {
         return Err(Error::corrupt(format!(
@@ -139,11 +165,11 @@ fn decode_binary<const BE: bool>(
                     })
                     .collect()
             };
-            for row in body[pos..pos + e.count * min_row].chunks_exact(min_row) {
-                for (col, &(off, s)) in columns.iter_mut().zip(&scalars) {
-                    if let Some(Column::Scalar(v)) = col {
-                        v.push(read_scalar::<BE>(s, &row[off..]));
-                    }
+            // Column by column: one tight loop per property, with the type matched once.
+            let rows = &body[pos..pos + e.count * min_row];
+            for (col, &(off, ty)) in columns.iter_mut().zip(&scalars) {
+                if let Some(Column::Scalar(v)) = col {
+                    decode_column::<BE>(rows, min_row, off, ty, v);
                 }
             }
             pos += e.count * min_row;
