@@ -4,6 +4,7 @@
 //! against the bytes actually present before anything is allocated, so a corrupt or hostile file
 //! costs at most a small multiple of its own size. No simulation code lives here.
 
+pub mod alembic;
 pub mod atomic;
 pub mod bytes;
 pub mod error;

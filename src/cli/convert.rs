@@ -26,6 +26,9 @@ pub struct ConvertArgs {
     /// For point-cloud PLYs without strand layout: consecutive points per strand.
     #[arg(long, value_name = "N")]
     pub points_per_strand: Option<usize>,
+    /// Alembic input: the frame to convert (default: the first sample).
+    #[arg(long, value_name = "N")]
+    pub frame: Option<f64>,
 }
 
 pub fn run(a: &ConvertArgs) -> Result<()> {
@@ -39,6 +42,7 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         &a.input,
         &ReadOptions {
             points_per_strand: a.points_per_strand,
+            frame: a.frame,
         },
     )?;
     let mut groom = loaded.groom;

@@ -12,7 +12,7 @@ use tress_formats::InFile;
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// A groom (.hair, .data, .ply) or mesh (.obj) file.
+    /// A groom (.hair, .data, .ply, .tfx, .tfxproj, .mss), Alembic (.abc) or mesh (.obj) file.
     pub file: PathBuf,
     /// Print one JSON document instead of text.
     #[arg(long)]
@@ -20,6 +20,9 @@ pub struct InspectArgs {
     /// For point-cloud PLYs without strand layout: consecutive points per strand.
     #[arg(long, value_name = "N")]
     pub points_per_strand: Option<usize>,
+    /// Alembic: read every sample and check it against its stored digest.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 pub fn run(a: &InspectArgs) -> Result<()> {
@@ -30,6 +33,7 @@ pub fn run(a: &InspectArgs) -> Result<()> {
         .map(|e| e.to_ascii_lowercase());
     match ext.as_deref() {
         Some("obj") => inspect_mesh(&a.file, a.json),
+        Some("abc") => super::inspect_abc::run(&a.file, a.json, a.verify),
         _ => inspect_groom(a),
     }
 }
@@ -39,6 +43,7 @@ fn inspect_groom(a: &InspectArgs) -> Result<()> {
         &a.file,
         &ReadOptions {
             points_per_strand: a.points_per_strand,
+            ..Default::default()
         },
     )?;
     let st = GroomStats::of(&loaded.groom);

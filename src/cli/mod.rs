@@ -4,6 +4,7 @@ pub mod bench;
 pub mod convert;
 pub mod groom_cmd;
 pub mod inspect;
+pub mod inspect_abc;
 pub mod report;
 
 use clap::{Parser, Subcommand};

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use tress_formats::alembic::cache::{AbcReader, AbcWriter, CurvesSpec};
 use tress_formats::{InFile, Strands, hair, mss, ply, tfx, tfxproj, usc_data};
 
 use super::model::Groom;
@@ -22,6 +23,8 @@ pub enum GroomFormat {
     TfxProject,
     /// Mass-spring scene of the student project 004 (read only).
     Mss,
+    /// Alembic (Ogawa) curves.
+    Alembic,
 }
 
 impl GroomFormat {
@@ -33,6 +36,7 @@ impl GroomFormat {
             GroomFormat::Tfx => "AMD TressFX .tfx",
             GroomFormat::TfxProject => "AMD TressFX project .tfxproj",
             GroomFormat::Mss => "mass-spring scene .mss",
+            GroomFormat::Alembic => "Alembic (Ogawa)",
         }
     }
 
@@ -46,6 +50,7 @@ impl GroomFormat {
             "tfx" => GroomFormat::Tfx,
             "tfxproj" => GroomFormat::TfxProject,
             "mss" => GroomFormat::Mss,
+            "abc" => GroomFormat::Alembic,
             _ => return None,
         })
     }
@@ -56,6 +61,8 @@ impl GroomFormat {
             Some(GroomFormat::Hair)
         } else if head.starts_with(b"ply\n") || head.starts_with(b"ply\r\n") {
             Some(GroomFormat::Ply)
+        } else if head.starts_with(b"Ogawa") || head.starts_with(b"\x89HDF") {
+            Some(GroomFormat::Alembic)
         } else {
             None
         }
@@ -67,6 +74,8 @@ impl GroomFormat {
 pub struct ReadOptions {
     /// Point clouds without strand layout (PLY): consecutive points per strand.
     pub points_per_strand: Option<usize>,
+    /// Alembic: the frame to read (default: the first sample).
+    pub frame: Option<f64>,
 }
 
 /// A groom read from a file, with what the file said about itself.
@@ -80,13 +89,16 @@ pub struct LoadedGroom {
 
 fn unknown(path: &Path) -> Error {
     Error::Invalid(format!(
-        "{}: unknown groom format (known: .hair, .data, .ply, .tfx, .tfxproj, .mss; writable: .hair, .data, .ply, .tfx)",
+        "{}: unknown groom format (known: .hair, .data, .ply, .tfx, .tfxproj, .mss, .abc; writable: .hair, .data, .ply, .tfx, .abc)",
         path.display()
     ))
 }
 
 /// Reads a groom file in the file's own units and axes.
 pub fn read_groom(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
+    if GroomFormat::from_extension(path) == Some(GroomFormat::Alembic) {
+        return read_abc(path, opts);
+    }
     let data = std::fs::read(path).in_file(path)?;
     let format = GroomFormat::sniff(&data)
         .or_else(|| GroomFormat::from_extension(path))
@@ -147,11 +159,47 @@ pub fn read_groom(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
             details.push(("head velocity".into(), format!("{:?}", scene.head_velocity)));
             scene.strands().in_file(path)?
         }
+        GroomFormat::Alembic => return read_abc(path, opts),
     };
     let groom = Groom::from_strands(strands)?;
     Ok(LoadedGroom {
         groom,
         format,
+        details,
+    })
+}
+
+/// Reads the curves of an Alembic archive at one frame, in world space.
+fn read_abc(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
+    let r = AbcReader::open(path)?;
+    let fps = r.fps().unwrap_or(24.0);
+    let frame = match opts.frame {
+        Some(f) => f,
+        None => {
+            // The first sample of the first curves object.
+            let first = r.curves_objects()?.into_iter().next();
+            let t = match first {
+                Some(o) => {
+                    let c = tress_formats::alembic::schema::curves::CurvesReader::open(&r.archive, &o)
+                        .in_file(path)?;
+                    r.archive.time_samplings[c.time_sampling() as usize].time(0)
+                }
+                None => 0.0,
+            };
+            (t * fps * 1e6).round() / 1e6
+        }
+    };
+    let strands = r.read_curves_at_frame(frame, fps)?;
+    let details = vec![
+        (
+            "application".to_string(),
+            r.archive.application().unwrap_or("").to_string(),
+        ),
+        ("frame".to_string(), format!("{frame} at {fps} fps")),
+    ];
+    Ok(LoadedGroom {
+        groom: Groom::from_strands(strands)?,
+        format: GroomFormat::Alembic,
         details,
     })
 }
@@ -166,6 +214,18 @@ pub fn write_groom(path: &Path, groom: &Groom) -> Result<()> {
         GroomFormat::UscData => usc_data::to_bytes(&strands)?,
         GroomFormat::Ply => ply::to_bytes(&strands, &comment)?,
         GroomFormat::Tfx => tfx::to_bytes_v4(&strands)?,
+        GroomFormat::Alembic => {
+            let write = || -> tress_formats::Result<()> {
+                let mut w = AbcWriter::new(path, 24.0, 1.0)?;
+                let mut spec = CurvesSpec::from_strands("groom", "hair", &strands);
+                spec.velocities = false;
+                w.add_curves(&spec)?;
+                w.write_frame(&[&strands.points])?;
+                w.finish()?;
+                Ok(())
+            };
+            return write().map_err(|e| output_error(path, e));
+        }
         GroomFormat::Mss | GroomFormat::TfxProject => {
             return Err(Error::Invalid(format!(
                 "{}: tress reads this format but does not write it",
@@ -173,11 +233,16 @@ pub fn write_groom(path: &Path, groom: &Groom) -> Result<()> {
             )));
         }
     };
-    tress_formats::atomic::write(path, &bytes).map_err(|e| match e.kind {
+    tress_formats::atomic::write(path, &bytes).map_err(|e| output_error(path, e))
+}
+
+/// Errors while writing an output are runtime failures (exit 1), not bad input.
+pub fn output_error(path: &Path, e: tress_formats::Error) -> Error {
+    match e.kind {
         tress_formats::ErrorKind::Io(source) => Error::Write {
             path: path.to_path_buf(),
             source,
         },
         _ => Error::Runtime(e.to_string()),
-    })
+    }
 }
