@@ -2,6 +2,7 @@
 //! timed assertions in tests. Each reports the best of several runs next to a baseline measured
 //! in the same run.
 
+pub mod alembic;
 pub mod formats;
 
 use std::time::{Duration, Instant};

@@ -11,6 +11,8 @@ use crate::error::{Error, Result};
 pub enum BenchName {
     /// Read speed of every groom and mesh reader on the shared real files.
     Formats,
+    /// Alembic write and read throughput (optionally on an archive from another writer).
+    Abc,
 }
 
 #[derive(Debug, Args)]
@@ -24,10 +26,53 @@ pub struct BenchArgs {
     pub runs: usize,
     #[arg(long)]
     pub json: bool,
+    /// abc: read this archive's first curves and write them back.
+    #[arg(long)]
+    pub input: Option<PathBuf>,
+    /// abc: synthetic groom size when no input is given.
+    #[arg(long, default_value_t = 16_000)]
+    pub strands: usize,
+    #[arg(long, default_value_t = 25)]
+    pub points: usize,
+    #[arg(long, default_value_t = 10)]
+    pub frames: usize,
+    /// abc: keep the written archive at this path.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
 }
 
 pub fn run(a: &BenchArgs) -> Result<()> {
     match a.name {
+        BenchName::Abc => {
+            let r = bench::alembic::run(
+                a.input.as_deref(),
+                a.strands,
+                a.points,
+                a.frames,
+                a.output.as_deref(),
+                a.runs,
+            )?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+                return Ok(());
+            }
+            println!(
+                "{} strands, {} points, {} frames; archive {:.1} MB",
+                r.strands,
+                r.points,
+                r.frames,
+                r.file_bytes as f64 / 1e6
+            );
+            println!("write  {:.3} s  {:.0} MB/s (file)", r.write_s, r.write_mb_per_s);
+            println!(
+                "read   {:.3} s  {:.0} MB/s (positions, every sample)",
+                r.read_s, r.read_mb_per_s
+            );
+            if let (Some(t), Some(m)) = (r.input_read_s, r.input_read_mb_per_s) {
+                println!("input  {t:.3} s  {m:.0} MB/s (positions of the input archive)");
+            }
+            Ok(())
+        }
         BenchName::Formats => {
             let data = a
                 .data

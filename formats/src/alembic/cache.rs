@@ -107,6 +107,7 @@ struct CurvesState {
     /// Frames waiting for their successor to compute central-difference velocities.
     previous: Option<Vec<[f32; 3]>>,
     pending: Option<Vec<[f32; 3]>>,
+    velocity_buffer: Option<Vec<[f32; 3]>>,
 }
 
 /// Streams an animated hair cache into an Alembic archive.
@@ -255,6 +256,7 @@ impl AbcWriter {
             velocities: spec.velocities,
             previous: None,
             pending: None,
+            velocity_buffer: None,
         });
         Ok(self.curves.len() - 1)
     }
@@ -278,7 +280,10 @@ impl AbcWriter {
                     c.points
                 )));
             }
-            if p.iter().flatten().any(|v| !v.is_finite()) {
+            let finite = bytemuck::cast_slice::<[f32; 3], f32>(p)
+                .iter()
+                .fold(true, |ok, v| ok & v.is_finite());
+            if !finite {
                 return Err(Error::invalid(format!(
                     "frame {} holds non-finite positions",
                     self.frames
@@ -291,28 +296,34 @@ impl AbcWriter {
         let dt = 1.0 / self.fps as f32;
         #[allow(clippy::needless_range_loop)] // `emit` needs `&mut self` inside the loop
         for i in 0..self.curves.len() {
-            let current = positions[i].to_vec();
+            let current = positions[i];
             if !self.curves[i].velocities {
-                self.emit(i, &current, None)?;
+                self.emit(i, current, None)?;
                 continue;
             }
             let c = &mut self.curves[i];
-            match c.pending.take() {
-                None => c.pending = Some(current),
-                Some(pending) => {
-                    let back = c.previous.as_deref().unwrap_or(&pending);
-                    let span = if c.previous.is_some() { 2.0 * dt } else { dt };
-                    let v: Vec<[f32; 3]> = current
-                        .iter()
-                        .zip(back)
-                        .map(|(a, b)| [0, 1, 2].map(|k| (a[k] - b[k]) / span))
-                        .collect();
-                    self.emit(i, &pending, Some(&v))?;
-                    let c = &mut self.curves[i];
-                    c.previous = Some(pending);
-                    c.pending = Some(current);
-                }
-            }
+            let Some(pending) = c.pending.take() else {
+                c.pending = Some(current.to_vec());
+                continue;
+            };
+            let back = c.previous.as_deref().unwrap_or(&pending);
+            let span = if c.previous.is_some() { 2.0 * dt } else { dt };
+            let mut v = c.velocity_buffer.take().unwrap_or_default();
+            v.clear();
+            v.extend(
+                current
+                    .iter()
+                    .zip(back)
+                    .map(|(a, b)| [0, 1, 2].map(|k| (a[k] - b[k]) / span)),
+            );
+            self.emit(i, &pending, Some(&v))?;
+            // Rotate the buffers: pending becomes previous, the old previous takes this frame.
+            let c = &mut self.curves[i];
+            c.velocity_buffer = Some(v);
+            let mut reuse = c.previous.replace(pending).unwrap_or_default();
+            reuse.clear();
+            reuse.extend_from_slice(current);
+            c.pending = Some(reuse);
         }
         self.frames += 1;
         Ok(())

@@ -89,19 +89,45 @@ pub fn bounds_of(points: &[[f32; 3]]) -> [f64; 6] {
         // The library's empty box.
         return [f64::MAX, f64::MAX, f64::MAX, -f64::MAX, -f64::MAX, -f64::MAX];
     }
-    let mut b = [
-        f64::INFINITY,
-        f64::INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NEG_INFINITY,
-        f64::NEG_INFINITY,
-    ];
-    for p in points {
-        for k in 0..3 {
-            b[k] = b[k].min(p[k] as f64);
-            b[k + 3] = b[k + 3].max(p[k] as f64);
+    // Plain comparisons (not f32::min, whose NaN rule blocks vectorization) over 4-point
+    // chunks of 12 lanes; positions are finite by the time they are written.
+    let mut lo = [f32::INFINITY; 12];
+    let mut hi = [f32::NEG_INFINITY; 12];
+    let flat: &[f32] = bytemuck::cast_slice(points);
+    let mut chunks = flat.chunks_exact(12);
+    for c in &mut chunks {
+        for k in 0..12 {
+            lo[k] = if c[k] < lo[k] { c[k] } else { lo[k] };
+            hi[k] = if c[k] > hi[k] { c[k] } else { hi[k] };
         }
     }
+    for (i, &v) in chunks.remainder().iter().enumerate() {
+        lo[i] = if v < lo[i] { v } else { lo[i] };
+        hi[i] = if v > hi[i] { v } else { hi[i] };
+    }
+    let mut b = [0.0f64; 6];
+    for k in 0..3 {
+        b[k] = (0..4).map(|j| lo[3 * j + k]).fold(f32::INFINITY, f32::min) as f64;
+        b[k + 3] = (0..4).map(|j| hi[3 * j + k]).fold(f32::NEG_INFINITY, f32::max) as f64;
+    }
     b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_match_a_plain_scan() {
+        let pts: Vec<[f32; 3]> = (0..37)
+            .map(|i| [(i as f32 * 1.7).sin(), (i as f32).cos() * 3.0, i as f32 - 20.0])
+            .collect();
+        let b = bounds_of(&pts);
+        for k in 0..3 {
+            let lo = pts.iter().map(|p| p[k]).fold(f32::INFINITY, f32::min) as f64;
+            let hi = pts.iter().map(|p| p[k]).fold(f32::NEG_INFINITY, f32::max) as f64;
+            assert_eq!((b[k], b[k + 3]), (lo, hi));
+        }
+        assert_eq!(bounds_of(&[[1.0, 2.0, 3.0]]), [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    }
 }
