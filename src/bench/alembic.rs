@@ -31,7 +31,15 @@ pub struct AbcSpeed {
     pub input_read_mb_per_s: Option<f64>,
 }
 
-fn read_all(path: &Path) -> Result<(Vec<Vec<[f32; 3]>>, Vec<u32>, f64, usize)> {
+/// Every position sample of an archive's first curves, and how long reading them took.
+struct ReadBack {
+    frames: Vec<Vec<[f32; 3]>>,
+    counts: Vec<u32>,
+    seconds: f64,
+    bytes: usize,
+}
+
+fn read_all(path: &Path) -> Result<ReadBack> {
     let r = AbcReader::open(path)?;
     let curves = r.curves_objects()?;
     let o = curves
@@ -48,7 +56,12 @@ fn read_all(path: &Path) -> Result<(Vec<Vec<[f32; 3]>>, Vec<u32>, f64, usize)> {
         bytes += p.len() * 12;
         frames.push(p);
     }
-    Ok((frames, counts, t.elapsed().as_secs_f64(), bytes))
+    Ok(ReadBack {
+        frames,
+        counts,
+        seconds: t.elapsed().as_secs_f64(),
+        bytes,
+    })
 }
 
 /// Runs the benchmark; `out` is a scratch folder.
@@ -62,8 +75,8 @@ pub fn run(
 ) -> Result<AbcSpeed> {
     let (positions, counts, input_time) = match input {
         Some(p) => {
-            let (f, c, t, bytes) = read_all(p)?;
-            (f, c, Some((t, bytes)))
+            let r = read_all(p)?;
+            (r.frames, r.counts, Some((r.seconds, r.bytes)))
         }
         None => {
             let g = generate(&GroomParams {
@@ -104,9 +117,9 @@ pub fn run(
         }
         w.finish()?;
         write_s = write_s.min(t.elapsed().as_secs_f64());
-        let (_, _, r, b) = read_all(&path)?;
-        read_s = read_s.min(r);
-        read_bytes = b;
+        let r = read_all(&path)?;
+        read_s = read_s.min(r.seconds);
+        read_bytes = r.bytes;
     }
     let file_bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     if keep.is_none() {

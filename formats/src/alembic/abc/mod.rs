@@ -2,6 +2,7 @@
 //! samplings, the indexed-metadata table, objects, compound / scalar / array properties,
 //! sample digests, archive-wide de-duplication of samples and the hierarchy hashes.
 
+pub mod copy;
 pub mod hash;
 pub mod header;
 pub mod metadata;

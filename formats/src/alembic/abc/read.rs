@@ -517,3 +517,34 @@ impl Archive {
         Ok(())
     }
 }
+
+impl Archive {
+    /// The hashes stored in an object's header trailer: (properties hash, children hash).
+    /// The top object's are those of the archive root's object group.
+    pub fn object_hashes(&self, obj: &Object) -> Result<(super::hash::Hash128, super::hash::Hash128)> {
+        let entries = self.ogawa.group(obj.group)?;
+        let Some(&last @ Entry::Data(_)) = entries.last() else {
+            return Err(Error::corrupt(format!(
+                "object {} has no header blob",
+                obj.full_name
+            )));
+        };
+        let blob = self.read_data(last, "object headers")?;
+        if blob.len() < 32 {
+            return Err(Error::corrupt(format!(
+                "object {} has no hash trailer",
+                obj.full_name
+            )));
+        }
+        let t = &blob[blob.len() - 32..];
+        Ok((
+            super::hash::Hash128::from_bytes(t[..16].try_into().expect("16 bytes")),
+            super::hash::Hash128::from_bytes(t[16..].try_into().expect("16 bytes")),
+        ))
+    }
+
+    /// The indexed-metadata table, serialized, in table order.
+    pub fn metadata_table(&self) -> Vec<String> {
+        self.table.iter().map(MetaData::serialize).collect()
+    }
+}

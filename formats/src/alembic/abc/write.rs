@@ -240,6 +240,13 @@ impl<W: Write + Seek> OArchive<W> {
         (self.time_samplings.len() - 1) as u32
     }
 
+    /// Registers a time sampling at the next index even if an equal one exists (copies keep
+    /// their source's indices).
+    pub fn add_time_sampling_exact(&mut self, ts: TimeSampling) -> u32 {
+        self.time_samplings.push(ts);
+        (self.time_samplings.len() - 1) as u32
+    }
+
     pub fn top(&self) -> ObjectId {
         ObjectId(0)
     }
