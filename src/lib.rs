@@ -5,8 +5,11 @@
 
 pub mod bench;
 pub mod cli;
+pub mod collide;
 pub mod error;
 pub mod groom;
+pub mod motion;
+pub mod presets;
 
 pub use error::{Error, Result};
 pub use tress_formats as formats;

@@ -3,6 +3,24 @@
 use clap::Parser;
 
 fn main() {
+    // Behave like other command-line tools when the reader of our output goes away
+    // (`tress inspect … | head`): end quietly instead of failing on a broken pipe.
+    #[cfg(unix)]
+    // SAFETY: restoring the default signal disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    // A panic is a bug in tress: say so in one line, without a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("error: internal error ({msg}{at}); this is a bug in tress, please report it");
+    }));
     let cli = tress::cli::Cli::parse();
     if let Err(e) = tress::cli::run(cli) {
         eprintln!("error: {e}");

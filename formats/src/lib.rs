@@ -8,14 +8,17 @@ pub mod alembic;
 pub mod atomic;
 pub mod bytes;
 pub mod error;
+pub mod gltf;
 pub mod hair;
 pub mod mesh;
 pub mod mss;
 pub mod obj;
 pub mod ply;
+pub mod sdf;
 pub mod strands;
 pub mod tfx;
 pub mod tfxproj;
+pub mod track;
 pub mod usc_data;
 
 pub use error::{Error, ErrorKind, InFile, Result};

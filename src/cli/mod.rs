@@ -5,6 +5,8 @@ pub mod convert;
 pub mod groom_cmd;
 pub mod inspect;
 pub mod inspect_abc;
+pub mod motion_cmd;
+pub mod sdf_cmd;
 pub mod report;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +29,16 @@ pub enum Command {
     Inspect(inspect::InspectArgs),
     /// Convert a groom between formats, optionally resampling, scaling and re-orienting it.
     Convert(convert::ConvertArgs),
+    /// Signed distance grids of head and body meshes.
+    Sdf {
+        #[command(subcommand)]
+        command: sdf_cmd::SdfCommand,
+    },
+    /// Head motion: presets, animation files, track files.
+    Motion {
+        #[command(subcommand)]
+        command: motion_cmd::MotionCommand,
+    },
     /// Performance figures (reader speed, …).
     Bench(bench::BenchArgs),
     /// Procedural grooms.
@@ -43,5 +55,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Convert(a) => convert::run(&a),
         Command::Groom { command } => groom_cmd::run(&command),
         Command::Bench(a) => bench::run(&a),
+        Command::Sdf { command } => sdf_cmd::run(&command),
+        Command::Motion { command } => motion_cmd::run(&command),
     }
 }

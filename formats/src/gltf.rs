@@ -1,0 +1,227 @@
+//! glTF 2.0 (`.gltf` + `.bin`, or `.glb`) through the `gltf` crate: the node hierarchy with rest
+//! transforms, node animations (translation, rotation, scale channels; linear, step and cubic
+//! spline samplers) and triangle meshes. Evaluation lives above this crate.
+
+use std::path::Path;
+
+use crate::error::{Error, InFile, Result};
+use crate::mesh::TriMesh;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GltfNode {
+    pub name: Option<String>,
+    pub parent: Option<usize>,
+    pub translation: [f32; 3],
+    /// Quaternion x, y, z, w.
+    pub rotation: [f32; 4],
+    pub scale: [f32; 3],
+    pub mesh: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelPath {
+    Translation,
+    Rotation,
+    Scale,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interpolation {
+    Linear,
+    Step,
+    /// Outputs come as (in-tangent, value, out-tangent) triples per key.
+    CubicSpline,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Channel {
+    pub node: usize,
+    pub path: ChannelPath,
+    pub interpolation: Interpolation,
+    pub times: Vec<f32>,
+    /// Values padded to 4 components (x, y, z[, w]).
+    pub values: Vec<[f32; 4]>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GltfAnimation {
+    pub name: Option<String>,
+    pub channels: Vec<Channel>,
+}
+
+impl GltfAnimation {
+    /// First and last key time of all channels (s).
+    pub fn span(&self) -> (f32, f32) {
+        let lo = self.channels.iter().filter_map(|c| c.times.first()).fold(f32::INFINITY, |a, &b| a.min(b));
+        let hi = self.channels.iter().filter_map(|c| c.times.last()).fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        if lo > hi { (0.0, 0.0) } else { (lo, hi) }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GltfDoc {
+    pub nodes: Vec<GltfNode>,
+    pub animations: Vec<GltfAnimation>,
+    /// Triangle meshes by mesh index, in mesh (not world) space.
+    pub meshes: Vec<TriMesh>,
+}
+
+impl GltfDoc {
+    pub fn node_by_name(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name.as_deref() == Some(name))
+    }
+}
+
+fn gltf_error(e: gltf::Error) -> Error {
+    Error::corrupt(format!("not a readable glTF file ({e})"))
+}
+
+/// Parses glTF from memory; external buffers are read relative to `base` (`.gltf` files).
+pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
+    let g = gltf::Gltf::from_slice(data).map_err(gltf_error)?;
+    let mut buffers: Vec<Vec<u8>> = Vec::new();
+    for b in g.buffers() {
+        let bytes = match b.source() {
+            gltf::buffer::Source::Bin => g
+                .blob
+                .clone()
+                .ok_or_else(|| Error::corrupt("the file refers to a binary chunk it does not have"))?,
+            gltf::buffer::Source::Uri(uri) => {
+                if uri.starts_with("data:") || uri.contains("..") || uri.contains(':') {
+                    return Err(Error::unsupported(format!("buffer URI {uri:?}: only files beside the .gltf are read")));
+                }
+                let dir = base.ok_or_else(|| Error::unsupported("external buffers need the file's folder"))?;
+                std::fs::read(dir.join(uri)).in_file(dir.join(uri))?
+            }
+        };
+        if bytes.len() < b.length() {
+            return Err(Error::truncated(format!(
+                "buffer {} declares {} bytes but holds {}",
+                b.index(),
+                b.length(),
+                bytes.len()
+            )));
+        }
+        buffers.push(bytes);
+    }
+    let get = |b: gltf::Buffer| buffers.get(b.index()).map(Vec::as_slice);
+
+    let mut nodes: Vec<GltfNode> = g
+        .nodes()
+        .map(|n| {
+            let (t, r, s) = n.transform().decomposed();
+            GltfNode {
+                name: n.name().map(String::from),
+                parent: None,
+                translation: t,
+                rotation: r,
+                scale: s,
+                mesh: n.mesh().map(|m| m.index()),
+            }
+        })
+        .collect();
+    for n in g.nodes() {
+        for c in n.children() {
+            if nodes[c.index()].parent.is_some() || c.index() == n.index() {
+                return Err(Error::corrupt(format!("node {} has two parents", c.index())));
+            }
+            nodes[c.index()].parent = Some(n.index());
+        }
+    }
+    // A cycle would make world transforms loop forever.
+    for start in 0..nodes.len() {
+        let mut at = nodes[start].parent;
+        for _ in 0..=nodes.len() {
+            match at {
+                Some(p) if p == start => return Err(Error::corrupt("the node hierarchy has a cycle")),
+                Some(p) => at = nodes[p].parent,
+                None => break,
+            }
+        }
+    }
+
+    let mut animations = Vec::new();
+    for a in g.animations() {
+        let mut channels = Vec::new();
+        for ch in a.channels() {
+            let path = match ch.target().property() {
+                gltf::animation::Property::Translation => ChannelPath::Translation,
+                gltf::animation::Property::Rotation => ChannelPath::Rotation,
+                gltf::animation::Property::Scale => ChannelPath::Scale,
+                gltf::animation::Property::MorphTargetWeights => continue,
+            };
+            let interpolation = match ch.sampler().interpolation() {
+                gltf::animation::Interpolation::Linear => Interpolation::Linear,
+                gltf::animation::Interpolation::Step => Interpolation::Step,
+                gltf::animation::Interpolation::CubicSpline => Interpolation::CubicSpline,
+            };
+            let reader = ch.reader(get);
+            let times: Vec<f32> = reader
+                .read_inputs()
+                .ok_or_else(|| Error::corrupt("an animation channel has no key times"))?
+                .collect();
+            use gltf::animation::util::ReadOutputs;
+            let values: Vec<[f32; 4]> = match reader.read_outputs() {
+                Some(ReadOutputs::Translations(it)) | Some(ReadOutputs::Scales(it)) => {
+                    it.map(|v| [v[0], v[1], v[2], 0.0]).collect()
+                }
+                Some(ReadOutputs::Rotations(r)) => r.into_f32().collect(),
+                _ => return Err(Error::corrupt("an animation channel has no values")),
+            };
+            let per_key = if interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+            if values.len() != times.len() * per_key || times.is_empty() {
+                return Err(Error::corrupt(format!(
+                    "an animation channel has {} key times but {} values",
+                    times.len(),
+                    values.len()
+                )));
+            }
+            if times.windows(2).any(|w| !(w[1] >= w[0])) || times.iter().any(|t| !t.is_finite()) {
+                return Err(Error::corrupt("animation key times must increase"));
+            }
+            channels.push(Channel {
+                node: ch.target().node().index(),
+                path,
+                interpolation,
+                times,
+                values,
+            });
+        }
+        animations.push(GltfAnimation {
+            name: a.name().map(String::from),
+            channels,
+        });
+    }
+
+    let mut meshes = Vec::new();
+    for m in g.meshes() {
+        let mut mesh = TriMesh::default();
+        for p in m.primitives() {
+            if p.mode() != gltf::mesh::Mode::Triangles {
+                continue;
+            }
+            let r = p.reader(get);
+            let base = mesh.positions.len() as u32;
+            let Some(pos) = r.read_positions() else { continue };
+            mesh.positions.extend(pos);
+            let count = mesh.positions.len() as u32 - base;
+            let idx: Vec<u32> = match r.read_indices() {
+                Some(i) => i.into_u32().collect(),
+                None => (0..count).collect(),
+            };
+            for t in idx.chunks_exact(3) {
+                mesh.triangles.push([base + t[0], base + t[1], base + t[2]]);
+            }
+        }
+        mesh.validate()?;
+        meshes.push(mesh);
+    }
+    Ok(GltfDoc { nodes, animations, meshes })
+}
+
+/// Reads a `.gltf` or `.glb` file.
+pub fn read(path: impl AsRef<Path>) -> Result<GltfDoc> {
+    let path = path.as_ref();
+    let data = std::fs::read(path).in_file(path)?;
+    parse(&data, path.parent()).in_file(path)
+}

@@ -1,0 +1,115 @@
+//! Head and body meshes from files (OBJ, glTF, Alembic polymesh), brought into tress's units
+//! and axes, and their signed distance grids built or loaded from an `.sdf` cache.
+
+use std::path::Path;
+
+use glam::{UVec3, Vec3};
+use tress_formats::alembic::cache::AbcReader;
+use tress_formats::alembic::schema::SchemaKind;
+use tress_formats::alembic::schema::polymesh::PolyMeshReader;
+use tress_formats::sdf::SdfFile;
+use tress_formats::{InFile, TriMesh};
+
+use super::grid::SdfGrid;
+use super::mesh_sdf::{SdfParams, build};
+use crate::error::{Error, Result};
+use crate::groom::Transform;
+
+/// Reads a triangle mesh: `.obj`, `.glb` / `.gltf` (every mesh node, at rest, in world space)
+/// or `.abc` (the first polymesh's first sample, in world space).
+pub fn read_mesh(path: &Path) -> Result<TriMesh> {
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("obj") => Ok(tress_formats::obj::read(path)?),
+        Some("glb") | Some("gltf") => {
+            let doc = tress_formats::gltf::read(path)?;
+            let mut out = TriMesh::default();
+            for (i, node) in doc.nodes.iter().enumerate() {
+                let Some(m) = node.mesh else { continue };
+                let mut world = glam::Mat4::IDENTITY;
+                let mut at = Some(i);
+                while let Some(n) = at {
+                    let nd = &doc.nodes[n];
+                    let local = glam::Mat4::from_scale_rotation_translation(
+                        Vec3::from_array(nd.scale),
+                        glam::Quat::from_array(nd.rotation),
+                        Vec3::from_array(nd.translation),
+                    );
+                    world = local * world;
+                    at = nd.parent;
+                }
+                let mesh = &doc.meshes[m];
+                let base = out.positions.len() as u32;
+                out.positions.extend(mesh.positions.iter().map(|p| world.transform_point3(Vec3::from_array(*p)).to_array()));
+                out.triangles.extend(mesh.triangles.iter().map(|t| t.map(|i| i + base)));
+            }
+            if out.triangles.is_empty() {
+                return Err(Error::Invalid(format!("{}: no triangle meshes", path.display())));
+            }
+            Ok(out)
+        }
+        Some("abc") => {
+            let r = AbcReader::open(path)?;
+            let obj = r
+                .archive
+                .objects()
+                .in_file(path)?
+                .into_iter()
+                .find(|o| SchemaKind::of(o) == SchemaKind::PolyMesh)
+                .ok_or_else(|| Error::Invalid(format!("{}: no polymesh", path.display())))?;
+            let m = PolyMeshReader::open(&r.archive, &obj).in_file(path)?;
+            let s = m.sample(&r.archive, 0).in_file(path)?;
+            let w = glam::DMat4::from_cols_array_2d(&r.world_matrix(&obj.full_name, r.archive.time_samplings[m.positions.header.time_sampling as usize].time(0))?);
+            let triangles = s.triangles();
+            Ok(TriMesh {
+                positions: s.positions.iter().map(|p| w.transform_point3(Vec3::from_array(*p).as_dvec3()).as_vec3().to_array()).collect(),
+                triangles,
+            })
+        }
+        _ => Err(Error::Invalid(format!("{}: unknown mesh format (known: .obj, .glb, .gltf, .abc)", path.display()))),
+    }
+}
+
+/// Applies a unit / axis conversion to a mesh.
+pub fn transform_mesh(mesh: &mut TriMesh, t: &Transform) {
+    for p in &mut mesh.positions {
+        *p = t.apply_point(Vec3::from_array(*p)).to_array();
+    }
+}
+
+/// Digest of a mesh's geometry, stored in `.sdf` files to notice stale caches.
+pub fn mesh_digest(mesh: &TriMesh) -> [u8; 16] {
+    let mut bytes: Vec<u8> = bytemuck::cast_slice(&mesh.positions).to_vec();
+    bytes.extend_from_slice(bytemuck::cast_slice(&mesh.triangles));
+    tress_formats::alembic::abc::hash::digest(&bytes).to_bytes()
+}
+
+pub fn to_file(g: &SdfGrid, band_cells: u32, digest: [u8; 16]) -> SdfFile {
+    SdfFile {
+        dims: g.dims.to_array(),
+        origin: g.origin.to_array(),
+        cell: g.cell,
+        band_cells,
+        mesh_digest: digest,
+        values: g.values.clone(),
+    }
+}
+
+pub fn from_file(f: SdfFile) -> SdfGrid {
+    SdfGrid {
+        origin: Vec3::from_array(f.origin),
+        cell: f.cell,
+        dims: UVec3::from_array(f.dims),
+        values: f.values,
+    }
+}
+
+/// The grid of a head given as a mesh file (built) or an `.sdf` file (loaded).
+pub fn head_grid(path: &Path, t: &Transform, params: &SdfParams) -> Result<SdfGrid> {
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("sdf")) {
+        return Ok(from_file(tress_formats::sdf::read(path)?));
+    }
+    let mut mesh = read_mesh(path)?;
+    transform_mesh(&mut mesh, t);
+    build(&mesh, params)
+}

@@ -1,0 +1,102 @@
+//! Colliders: what hair must not enter. Each collider is a shape with a signed distance field
+//! in its own object space (negative inside), attached to the head or the torso; queries
+//! transform the point into object space at the time asked, and return distance, outward normal
+//! and the velocity of the collider's surface there (for friction, 001 §7.1).
+
+pub mod body;
+pub mod grid;
+pub mod head_mesh;
+pub mod mesh_sdf;
+pub mod shapes;
+pub mod winding;
+
+use glam::Vec3;
+
+use crate::motion::{HeadTrack, Pose};
+
+pub use body::{BodyParams, HeadShape};
+pub use grid::SdfGrid;
+pub use shapes::{Capsule, Ellipsoid, Sphere};
+
+/// A signed distance field in object space.
+pub trait Shape: Send + Sync {
+    /// Signed distance (negative inside) and outward unit gradient at `p`.
+    fn sdf(&self, p: Vec3) -> (f32, Vec3);
+}
+
+/// What a query returns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Contact {
+    pub distance: f32,
+    /// Outward unit normal (world space).
+    pub normal: Vec3,
+    /// Velocity of the collider's surface at the query point (world space).
+    pub velocity: Vec3,
+}
+
+/// Which track a collider moves with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Follow {
+    Head,
+    Torso,
+}
+
+/// A shape placed on a body part.
+pub struct Collider {
+    pub name: String,
+    pub shape: Box<dyn Shape>,
+    /// Object space → the followed part's space.
+    pub offset: Pose,
+    pub follows: Follow,
+}
+
+/// The colliders of a scene with the tracks that move them.
+pub struct Colliders {
+    pub parts: Vec<Collider>,
+    pub head: HeadTrack,
+    pub torso: HeadTrack,
+}
+
+impl Colliders {
+    fn track(&self, f: Follow) -> &HeadTrack {
+        match f {
+            Follow::Head => &self.head,
+            Follow::Torso => &self.torso,
+        }
+    }
+
+    /// The world pose of every collider at time `t` (evaluate once per step, then query).
+    pub fn poses_at(&self, t: f64) -> Vec<Pose> {
+        self.parts.iter().map(|c| self.track(c.follows).at(t).then_after(&c.offset)).collect()
+    }
+
+    /// The contact with the deepest (smallest distance) collider at world point `p`, time `t`,
+    /// with collider poses from [`Colliders::poses_at`].
+    pub fn query(&self, p: Vec3, t: f64, poses: &[Pose]) -> Option<Contact> {
+        let mut best: Option<(Contact, usize)> = None;
+        for (i, (c, pose)) in self.parts.iter().zip(poses).enumerate() {
+            let local = pose.inverse().apply_f32(p);
+            let (d, n) = c.shape.sdf(local);
+            if best.is_none_or(|(b, _)| d < b.distance) {
+                best = Some((
+                    Contact {
+                        distance: d,
+                        normal: pose.rotate_f32(n),
+                        velocity: Vec3::ZERO,
+                    },
+                    i,
+                ));
+            }
+        }
+        best.map(|(mut c, i)| {
+            c.velocity = self.track(self.parts[i].follows).point_velocity(p, t);
+            c
+        })
+    }
+
+    /// Signed distance to the union of the colliders at `p` (world), time `t`.
+    pub fn distance(&self, p: Vec3, t: f64) -> f32 {
+        let poses = self.poses_at(t);
+        self.query(p, t, &poses).map_or(f32::INFINITY, |c| c.distance)
+    }
+}
