@@ -15,17 +15,27 @@ use tress::groom::{Transform, UpAxis};
 /// points in the grid's box. Points within one cell of the surface are left out: there the
 /// grid's sign depends on which side of a node the surface passes, not on inside/outside.
 fn check_head(file: &str, scale: f32) {
-    let Some(d) = common::data_dir("head_sign") else { return };
+    let Some(d) = common::data_dir("head_sign") else {
+        return;
+    };
     let mut mesh = read_mesh(&d.join("heads").join(file)).unwrap();
     transform_mesh(&mut mesh, &Transform { scale, up: UpAxis::Y });
-    let params = SdfParams { cell: 0.2, band_cells: 4, padding: 2.0 };
+    let params = SdfParams {
+        cell: 0.2,
+        band_cells: 4,
+        padding: 2.0,
+    };
     let g = build(&mesh, &params).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(42);
     let (lo, hi) = (g.origin, g.max_corner());
     let (mut checked, mut agree, mut ambiguous) = (0, 0, 0);
     let mut disagreements = Vec::new();
     while checked < 10_000 {
-        let p = Vec3::new(rng.random_range(lo.x..hi.x), rng.random_range(lo.y..hi.y), rng.random_range(lo.z..hi.z));
+        let p = Vec3::new(
+            rng.random_range(lo.x..hi.x),
+            rng.random_range(lo.y..hi.y),
+            rng.random_range(lo.z..hi.z),
+        );
         let (dist, _) = g.sample(p);
         if dist.abs() < params.cell {
             continue;
@@ -43,8 +53,15 @@ fn check_head(file: &str, scale: f32) {
             disagreements.push((p, w, dist));
         }
     }
-    eprintln!("{file}: {agree} agree, {} disagree, {ambiguous} ambiguous (winding number near 0.5)", disagreements.len());
-    assert!(disagreements.is_empty(), "{file}: {:?}", &disagreements[..disagreements.len().min(5)]);
+    eprintln!(
+        "{file}: {agree} agree, {} disagree, {ambiguous} ambiguous (winding number near 0.5)",
+        disagreements.len()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "{file}: {:?}",
+        &disagreements[..disagreements.len().min(5)]
+    );
     // Open bottoms (busts, necks) leave a region where inside is undefined; most points are clear.
     assert!(agree >= 9_000, "{file}: only {agree} clear points");
 }
@@ -71,7 +88,16 @@ fn sdf_files_round_trip_through_the_cli() {
     )
     .unwrap();
     let out = dir.join("box.sdf");
-    let o = common::tress(&["sdf", "build", obj.to_str().unwrap(), "-o", out.to_str().unwrap(), "--cell", "0.25", "--json"]);
+    let o = common::tress(&[
+        "sdf",
+        "build",
+        obj.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--cell",
+        "0.25",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let g = tress::collide::head_mesh::head_grid(&out, &Transform::default(), &SdfParams::default()).unwrap();
     // The centre is 2 deep; a point 1 outside a face is at distance 1.
@@ -82,7 +108,9 @@ fn sdf_files_round_trip_through_the_cli() {
     let mid = bytes.len() / 2;
     bytes[mid] ^= 1;
     std::fs::write(&out, bytes).unwrap();
-    let e = tress::collide::head_mesh::head_grid(&out, &Transform::default(), &SdfParams::default()).err().unwrap();
+    let e = tress::collide::head_mesh::head_grid(&out, &Transform::default(), &SdfParams::default())
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("checksum"), "{e}");
     let _ = DVec3::ZERO;
 }

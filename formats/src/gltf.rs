@@ -52,8 +52,16 @@ pub struct GltfAnimation {
 impl GltfAnimation {
     /// First and last key time of all channels (s).
     pub fn span(&self) -> (f32, f32) {
-        let lo = self.channels.iter().filter_map(|c| c.times.first()).fold(f32::INFINITY, |a, &b| a.min(b));
-        let hi = self.channels.iter().filter_map(|c| c.times.last()).fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        let lo = self
+            .channels
+            .iter()
+            .filter_map(|c| c.times.first())
+            .fold(f32::INFINITY, |a, &b| a.min(b));
+        let hi = self
+            .channels
+            .iter()
+            .filter_map(|c| c.times.last())
+            .fold(f32::NEG_INFINITY, |a, &b| a.max(b));
         if lo > hi { (0.0, 0.0) } else { (lo, hi) }
     }
 }
@@ -88,9 +96,12 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
                 .ok_or_else(|| Error::corrupt("the file refers to a binary chunk it does not have"))?,
             gltf::buffer::Source::Uri(uri) => {
                 if uri.starts_with("data:") || uri.contains("..") || uri.contains(':') {
-                    return Err(Error::unsupported(format!("buffer URI {uri:?}: only files beside the .gltf are read")));
+                    return Err(Error::unsupported(format!(
+                        "buffer URI {uri:?}: only files beside the .gltf are read"
+                    )));
                 }
-                let dir = base.ok_or_else(|| Error::unsupported("external buffers need the file's folder"))?;
+                let dir =
+                    base.ok_or_else(|| Error::unsupported("external buffers need the file's folder"))?;
                 std::fs::read(dir.join(uri)).in_file(dir.join(uri))?
             }
         };
@@ -168,7 +179,11 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
                 Some(ReadOutputs::Rotations(r)) => r.into_f32().collect(),
                 _ => return Err(Error::corrupt("an animation channel has no values")),
             };
-            let per_key = if interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+            let per_key = if interpolation == Interpolation::CubicSpline {
+                3
+            } else {
+                1
+            };
             if values.len() != times.len() * per_key || times.is_empty() {
                 return Err(Error::corrupt(format!(
                     "an animation channel has {} key times but {} values",
@@ -176,7 +191,7 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
                     values.len()
                 )));
             }
-            if times.windows(2).any(|w| !(w[1] >= w[0])) || times.iter().any(|t| !t.is_finite()) {
+            if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] < w[0]) {
                 return Err(Error::corrupt("animation key times must increase"));
             }
             channels.push(Channel {
@@ -216,7 +231,11 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
         mesh.validate()?;
         meshes.push(mesh);
     }
-    Ok(GltfDoc { nodes, animations, meshes })
+    Ok(GltfDoc {
+        nodes,
+        animations,
+        meshes,
+    })
 }
 
 /// Reads a `.gltf` or `.glb` file.

@@ -31,7 +31,11 @@ pub struct SdfFile {
 pub fn to_bytes(f: &SdfFile) -> Result<Vec<u8>> {
     let n: u64 = f.dims.iter().map(|&d| d as u64).product();
     if n != f.values.len() as u64 {
-        return Err(Error::invalid(format!("{} values for a {:?} grid", f.values.len(), f.dims)));
+        return Err(Error::invalid(format!(
+            "{} values for a {:?} grid",
+            f.values.len(),
+            f.dims
+        )));
     }
     let raw: &[u8] = bytemuck::cast_slice(&f.values);
     let packed = zstd::bulk::compress(raw, 3).map_err(Error::from)?;
@@ -58,18 +62,25 @@ pub fn parse(data: &[u8]) -> Result<SdfFile> {
         return Err(Error::corrupt("not a tress .sdf file (no TRESSSDF magic)"));
     }
     if data.len() < 8 + 4 + 12 + 12 + 8 + 16 + 8 + 4 {
-        return Err(Error::truncated(format!("a .sdf header is 72 bytes but the file has {}", data.len())));
+        return Err(Error::truncated(format!(
+            "a .sdf header is 72 bytes but the file has {}",
+            data.len()
+        )));
     }
     let (body, tail) = data.split_at(data.len() - 4);
     let crc = u32::from_le_bytes(tail.try_into().expect("4 bytes"));
     if crc32fast::hash(body) != crc {
-        return Err(Error::corrupt("checksum mismatch: the .sdf file is damaged or truncated; rebuild it"));
+        return Err(Error::corrupt(
+            "checksum mismatch: the .sdf file is damaged or truncated; rebuild it",
+        ));
     }
     let mut r = ByteReader::new(body);
     r.take(8, "magic")?;
     let version = r.u32("version")?;
     if version != VERSION {
-        return Err(Error::unsupported(format!(".sdf version {version} (this tress reads version {VERSION})")));
+        return Err(Error::unsupported(format!(
+            ".sdf version {version} (this tress reads version {VERSION})"
+        )));
     }
     let dims = [r.u32("dims")?, r.u32("dims")?, r.u32("dims")?];
     let origin = [r.f32("origin")?, r.f32("origin")?, r.f32("origin")?];
@@ -78,10 +89,15 @@ pub fn parse(data: &[u8]) -> Result<SdfFile> {
     let mesh_digest = r.array::<16>("mesh digest")?;
     let n: u64 = dims.iter().map(|&d| d as u64).product();
     if dims.iter().any(|&d| d < 2) || n > MAX_NODES || !(cell > 0.0 && cell.is_finite()) {
-        return Err(Error::corrupt(format!("implausible grid: {dims:?} nodes of {cell}")));
+        return Err(Error::corrupt(format!(
+            "implausible grid: {dims:?} nodes of {cell}"
+        )));
     }
     let len = r.u64("payload length")?;
-    let packed = r.take(usize::try_from(len).unwrap_or(usize::MAX).min(r.remaining() + 1), "payload")?;
+    let packed = r.take(
+        usize::try_from(len).unwrap_or(usize::MAX).min(r.remaining() + 1),
+        "payload",
+    )?;
     // Decompress at most the declared size: a lying payload cannot make us allocate more.
     let mut raw = Vec::new();
     let want = n * 4;
@@ -91,7 +107,10 @@ pub fn parse(data: &[u8]) -> Result<SdfFile> {
         .read_to_end(&mut raw)
         .map_err(|e| Error::corrupt(format!("the grid values do not decompress ({e})")))?;
     if raw.len() as u64 != want {
-        return Err(Error::corrupt(format!("the grid holds {} bytes of values, {want} expected", raw.len())));
+        return Err(Error::corrupt(format!(
+            "the grid holds {} bytes of values, {want} expected",
+            raw.len()
+        )));
     }
     Ok(SdfFile {
         dims,

@@ -45,8 +45,13 @@ fn finite(v: &[f64], line: usize) -> Result<()> {
 
 /// Parses a CSV track.
 pub fn parse_csv(text: &str) -> Result<TrackFile> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-    let (_, header) = lines.next().ok_or_else(|| Error::corrupt("the track file is empty"))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let (_, header) = lines
+        .next()
+        .ok_or_else(|| Error::corrupt("the track file is empty"))?;
     let cols: Vec<String> = header.split(',').map(|c| c.trim().to_ascii_lowercase()).collect();
     let time_col = match cols.first().map(String::as_str) {
         Some("frame") => true,
@@ -68,13 +73,25 @@ pub fn parse_csv(text: &str) -> Result<TrackFile> {
         let line = i + 1;
         let v: Vec<f64> = l
             .split(',')
-            .map(|s| s.trim().parse::<f64>().map_err(|_| Error::corrupt(format!("line {line}: {s:?} is not a number"))))
+            .map(|s| {
+                s.trim()
+                    .parse::<f64>()
+                    .map_err(|_| Error::corrupt(format!("line {line}: {s:?} is not a number")))
+            })
             .collect::<Result<_>>()?;
         if v.len() != cols.len() {
-            return Err(Error::corrupt(format!("line {line}: {} values for {} columns", v.len(), cols.len())));
+            return Err(Error::corrupt(format!(
+                "line {line}: {} values for {} columns",
+                v.len(),
+                cols.len()
+            )));
         }
         finite(&v, line)?;
-        let t = if time_col { KeyTime::Frame(v[0]) } else { KeyTime::Seconds(v[0]) };
+        let t = if time_col {
+            KeyTime::Frame(v[0])
+        } else {
+            KeyTime::Seconds(v[0])
+        };
         let value = if is_trs {
             KeyValue::TranslationRotation([v[1], v[2], v[3]], [v[4], v[5], v[6], v[7]])
         } else {
@@ -104,18 +121,27 @@ struct JsonTrack {
 
 /// Parses a JSON track.
 pub fn parse_json(text: &str) -> Result<TrackFile> {
-    let j: JsonTrack = serde_json::from_str(text).map_err(|e| Error::corrupt(format!("not a track file: {e}")))?;
+    let j: JsonTrack =
+        serde_json::from_str(text).map_err(|e| Error::corrupt(format!("not a track file: {e}")))?;
     let mut keys = Vec::with_capacity(j.keys.len());
     for (i, k) in j.keys.into_iter().enumerate() {
         let t = match (k.frame, k.time) {
             (Some(f), None) => KeyTime::Frame(f),
             (None, Some(s)) => KeyTime::Seconds(s),
-            _ => return Err(Error::corrupt(format!("key {i}: give exactly one of `frame` and `time`"))),
+            _ => {
+                return Err(Error::corrupt(format!(
+                    "key {i}: give exactly one of `frame` and `time`"
+                )));
+            }
         };
         let value = match (k.translation, k.rotation, k.matrix) {
             (Some(t), Some(r), None) => KeyValue::TranslationRotation(t, r),
             (None, None, Some(m)) if m.len() == 16 => KeyValue::Matrix(std::array::from_fn(|x| m[x])),
-            _ => return Err(Error::corrupt(format!("key {i}: give `translation` and `rotation`, or a 16-number `matrix`"))),
+            _ => {
+                return Err(Error::corrupt(format!(
+                    "key {i}: give `translation` and `rotation`, or a 16-number `matrix`"
+                )));
+            }
         };
         keys.push((t, value));
     }
@@ -136,7 +162,10 @@ mod tests {
 
     #[test]
     fn csv_both_layouts() {
-        let t = parse_csv("# head\nframe,tx,ty,tz,qx,qy,qz,qw\n1001,0,1,2,0,0,0,1\n1002, 0.5,1,2,0,0.7071068,0,0.7071068\n").unwrap();
+        let t = parse_csv(
+            "# head\nframe,tx,ty,tz,qx,qy,qz,qw\n1001,0,1,2,0,0,0,1\n1002, 0.5,1,2,0,0.7071068,0,0.7071068\n",
+        )
+        .unwrap();
         assert_eq!(t.keys.len(), 2);
         assert_eq!(t.keys[0].0, KeyTime::Frame(1001.0));
         let m: Vec<String> = (0..16).map(|i| format!("m{}{}", i / 4, i % 4)).collect();
@@ -150,7 +179,10 @@ mod tests {
 
     #[test]
     fn json_keys() {
-        let t = parse_json(r#"{"fps": 24, "keys": [{"frame": 1, "translation": [0,0,0], "rotation": [0,0,0,1]}]}"#).unwrap();
+        let t = parse_json(
+            r#"{"fps": 24, "keys": [{"frame": 1, "translation": [0,0,0], "rotation": [0,0,0,1]}]}"#,
+        )
+        .unwrap();
         assert_eq!(t.fps, Some(24.0));
         assert!(parse_json(r#"{"keys": [{"frame": 1, "time": 2, "matrix": []}]}"#).is_err());
         assert!(parse_json(r#"{"keys": [], "speed": 3}"#).is_err());

@@ -4,6 +4,7 @@
 
 pub mod alembic;
 pub mod formats;
+pub mod sdf;
 
 use std::time::{Duration, Instant};
 

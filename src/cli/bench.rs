@@ -13,6 +13,8 @@ pub enum BenchName {
     Formats,
     /// Alembic write and read throughput (optionally on an archive from another writer).
     Abc,
+    /// Signed distance grid build time (real heads, 1 and 2 mm) and query rate.
+    Sdf,
 }
 
 #[derive(Debug, Args)]
@@ -39,6 +41,13 @@ pub struct BenchArgs {
     /// abc: keep the written archive at this path.
     #[arg(long)]
     pub output: Option<PathBuf>,
+}
+
+fn data_dir(a: &BenchArgs) -> Result<PathBuf> {
+    a.data
+        .clone()
+        .or_else(|| std::env::var_os("TRESS_DATA").map(PathBuf::from))
+        .ok_or_else(|| Error::Invalid("give the shared data folder with --data or TRESS_DATA".into()))
 }
 
 pub fn run(a: &BenchArgs) -> Result<()> {
@@ -73,14 +82,32 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             }
             Ok(())
         }
+        BenchName::Sdf => {
+            let rows = bench::sdf::run(&data_dir(a)?)?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
+                return Ok(());
+            }
+            println!(
+                "{:<28} {:>9} {:>8} {:>11} {:>9} {:>14} {:>14}",
+                "mesh", "triangles", "cell cm", "nodes", "build s", "queries/s", "ellipsoid q/s"
+            );
+            for r in rows {
+                println!(
+                    "{:<28} {:>9} {:>8} {:>11} {:>9.2} {:>14.0} {:>14.0}",
+                    r.mesh,
+                    r.triangles,
+                    r.cell_cm,
+                    r.nodes,
+                    r.build_s,
+                    r.queries_per_s,
+                    r.ellipsoid_queries_per_s
+                );
+            }
+            Ok(())
+        }
         BenchName::Formats => {
-            let data = a
-                .data
-                .clone()
-                .or_else(|| std::env::var_os("TRESS_DATA").map(PathBuf::from))
-                .ok_or_else(|| {
-                    Error::Invalid("give the shared data folder with --data or TRESS_DATA".into())
-                })?;
+            let data = data_dir(a)?;
             let rows = bench::formats::run(&data, a.runs)?;
             if a.json {
                 println!("{}", serde_json::to_string_pretty(&rows).expect("json"));

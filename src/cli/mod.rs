@@ -6,8 +6,8 @@ pub mod groom_cmd;
 pub mod inspect;
 pub mod inspect_abc;
 pub mod motion_cmd;
-pub mod sdf_cmd;
 pub mod report;
+pub mod sdf_cmd;
 
 use clap::{Parser, Subcommand};
 

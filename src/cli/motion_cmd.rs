@@ -54,11 +54,18 @@ pub fn load(a: &PreviewArgs) -> Result<(HeadTrack, TrackReport)> {
     if let Some(p) = &a.preset {
         let m = RandomMotion::preset(p)?;
         let t = m.track()?;
-        let report = TrackReport { source: format!("motion preset {p} (seed {})", m.seed), samples: t.len(), ..Default::default() };
+        let report = TrackReport {
+            source: format!("motion preset {p} (seed {})", m.seed),
+            samples: t.len(),
+            ..Default::default()
+        };
         return Ok((t, report));
     }
     if let Some(f) = &a.gltf {
-        let node = a.node.as_deref().ok_or_else(|| Error::Invalid("--gltf needs --node NAME".into()))?;
+        let node = a
+            .node
+            .as_deref()
+            .ok_or_else(|| Error::Invalid("--gltf needs --node NAME".into()))?;
         return sources::from_gltf(f, node, a.animation.as_deref(), a.fps);
     }
     if let Some(f) = &a.abc {
@@ -70,12 +77,14 @@ pub fn load(a: &PreviewArgs) -> Result<(HeadTrack, TrackReport)> {
     if let Some(f) = &a.track {
         return sources::from_track_file(f, a.fps);
     }
-    Err(Error::Invalid("give a motion: --preset, --gltf, --abc or --track".into()))
+    Err(Error::Invalid(
+        "give a motion: --preset, --gltf, --abc or --track".into(),
+    ))
 }
 
 pub fn run(cmd: &MotionCommand) -> Result<()> {
     let MotionCommand::Preview(a) = cmd;
-    if !(a.fps > 0.0) {
+    if a.fps.is_nan() || a.fps <= 0.0 {
         return Err(Error::Invalid("--fps must be positive".into()));
     }
     let (track, report) = load(a)?;
@@ -117,19 +126,37 @@ pub fn run(cmd: &MotionCommand) -> Result<()> {
         return Ok(());
     }
     println!("source       {}", report.source);
-    println!("frames       {first}-{last} at {} fps ({} s)", num(a.fps), num(t1 - t0));
+    println!(
+        "frames       {first}-{last} at {} fps ({} s)",
+        num(a.fps),
+        num(t1 - t0)
+    );
     println!("peak speed   {} units/s, {} deg/s", num(lin), num(ang));
     if let (Some(rms), Some(max)) = (report.fit_rms, report.fit_max) {
-        println!("rigid fit    residual RMS {} max {} (units): {}", num(rms), num(max), if max < 1e-3 { "rigid" } else { "NOT rigid" });
+        println!(
+            "rigid fit    residual RMS {} max {} (units): {}",
+            num(rms),
+            num(max),
+            if max < 1e-3 { "rigid" } else { "NOT rigid" }
+        );
     }
     if report.scale_deviation > 1e-4 {
-        println!("note         the transform is scaled by up to {}; tress uses its rotation and translation", num(1.0 + report.scale_deviation));
+        println!(
+            "note         the transform is scaled by up to {}; tress uses its rotation and translation",
+            num(1.0 + report.scale_deviation)
+        );
     }
-    println!("{:>7} {:>8} {:>9} {:>9} {:>9} {:>7} {:>7} {:>7}", "frame", "t (s)", "tx", "ty", "tz", "yaw", "pitch", "roll");
+    println!(
+        "{:>7} {:>8} {:>9} {:>9} {:>9} {:>7} {:>7} {:>7}",
+        "frame", "t (s)", "tx", "ty", "tz", "yaw", "pitch", "roll"
+    );
     for f in shown {
         let (f, t, p, e) = row(f);
         let tr = p.translation;
-        println!("{f:>7} {t:>8.3} {:>9.3} {:>9.3} {:>9.3} {:>7.1} {:>7.1} {:>7.1}", tr.x, tr.y, tr.z, e[0], e[1], e[2]);
+        println!(
+            "{f:>7} {t:>8.3} {:>9.3} {:>9.3} {:>9.3} {:>7.1} {:>7.1} {:>7.1}",
+            tr.x, tr.y, tr.z, e[0], e[1], e[2]
+        );
     }
     Ok(())
 }

@@ -46,8 +46,18 @@ pub fn run(cmd: &SdfCommand) -> Result<()> {
         return Err(Error::Invalid("--scale must be positive".into()));
     }
     let mut mesh = read_mesh(&a.mesh)?;
-    transform_mesh(&mut mesh, &Transform { scale: a.scale, up: a.up });
-    let params = SdfParams { cell: a.cell, band_cells: a.band, ..Default::default() };
+    transform_mesh(
+        &mut mesh,
+        &Transform {
+            scale: a.scale,
+            up: a.up,
+        },
+    );
+    let params = SdfParams {
+        cell: a.cell,
+        band_cells: a.band,
+        ..Default::default()
+    };
     let t = Instant::now();
     let grid = build(&mesh, &params)?;
     let secs = t.elapsed().as_secs_f64();
@@ -68,9 +78,24 @@ pub fn run(cmd: &SdfCommand) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
     } else {
         let d = grid.dims;
-        println!("mesh         {} ({} triangles)", a.mesh.display(), thousands(mesh.triangles.len() as u64));
-        println!("grid         {} × {} × {} nodes of {} cm ({} million)", d.x, d.y, d.z, num(grid.cell as f64), num(grid.values.len() as f64 / 1e6));
-        println!("built in     {} s; {}% of nodes inside", num(secs), num(100.0 * grid.inside_fraction()));
+        println!(
+            "mesh         {} ({} triangles)",
+            a.mesh.display(),
+            thousands(mesh.triangles.len() as u64)
+        );
+        println!(
+            "grid         {} × {} × {} nodes of {} cm ({} million)",
+            d.x,
+            d.y,
+            d.z,
+            num(grid.cell as f64),
+            num(grid.values.len() as f64 / 1e6)
+        );
+        println!(
+            "built in     {} s; {}% of nodes inside",
+            num(secs),
+            num(100.0 * grid.inside_fraction())
+        );
         println!("file         {} bytes", thousands(bytes));
     }
     output_file(&a.output);

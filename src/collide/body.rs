@@ -77,7 +77,10 @@ pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) ->
         HeadShape::Procedural(s) => {
             parts.push(Collider {
                 name: "cranium".into(),
-                shape: Box::new(Ellipsoid { center: s.center, radii: s.radii }),
+                shape: Box::new(Ellipsoid {
+                    center: s.center,
+                    radii: s.radii,
+                }),
                 offset: Pose::IDENTITY,
                 follows: Follow::Head,
             });
@@ -146,11 +149,19 @@ mod tests {
 
     #[test]
     fn presets_build_the_expected_parts() {
-        let c = colliders(HeadShape::Procedural(ScalpShape::default()), &BodyParams::default(), HeadTrack::still(Pose::IDENTITY));
+        let c = colliders(
+            HeadShape::Procedural(ScalpShape::default()),
+            &BodyParams::default(),
+            HeadTrack::still(Pose::IDENTITY),
+        );
         let names: Vec<&str> = c.parts.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["cranium", "jaw", "neck", "shoulders"]);
         let h = BodyParams::preset("head_only").unwrap();
-        let c = colliders(HeadShape::Procedural(ScalpShape::default()), &h, HeadTrack::still(Pose::IDENTITY));
+        let c = colliders(
+            HeadShape::Procedural(ScalpShape::default()),
+            &h,
+            HeadTrack::still(Pose::IDENTITY),
+        );
         assert_eq!(c.parts.len(), 2);
         assert!(BodyParams::preset("giraffe").is_err());
     }
@@ -160,7 +171,10 @@ mod tests {
         let scalp = ScalpShape::default();
         let track = HeadTrack::new(vec![
             (0.0, Pose::IDENTITY),
-            (1.0, Pose::new(Default::default(), glam::DVec3::new(10.0, 0.0, 0.0))),
+            (
+                1.0,
+                Pose::new(Default::default(), glam::DVec3::new(10.0, 0.0, 0.0)),
+            ),
         ])
         .unwrap();
         let c = colliders(HeadShape::Procedural(scalp), &BodyParams::default(), track);

@@ -54,7 +54,11 @@ impl SdfGrid {
         let y1 = lerp(x01, x11, t.y);
         let value = lerp(y0, y1, t.z);
         // Partial derivatives of the trilinear interpolant.
-        let dx = lerp(lerp(c100 - c000, c110 - c010, t.y), lerp(c101 - c001, c111 - c011, t.y), t.z);
+        let dx = lerp(
+            lerp(c100 - c000, c110 - c010, t.y),
+            lerp(c101 - c001, c111 - c011, t.y),
+            t.z,
+        );
         let dy = lerp(x10 - x00, x11 - x01, t.z);
         let dz = y1 - y0;
         let grad = Vec3::new(dx, dy, dz) / self.cell;
@@ -97,8 +101,17 @@ mod tests {
                 }
             }
         }
-        let g = SdfGrid { origin, cell, dims, values };
-        for p in [Vec3::new(0.1, 0.2, -0.7), Vec3::new(0.9, -1.1, 0.0), Vec3::new(-0.99, 0.4, -2.9)] {
+        let g = SdfGrid {
+            origin,
+            cell,
+            dims,
+            values,
+        };
+        for p in [
+            Vec3::new(0.1, 0.2, -0.7),
+            Vec3::new(0.9, -1.1, 0.0),
+            Vec3::new(-0.99, 0.4, -2.9),
+        ] {
             let (d, grad) = g.sample(p);
             assert!((d - (p.dot(n) - 0.3)).abs() < 1e-5, "{p}");
             assert!((grad - n).length() < 1e-4);

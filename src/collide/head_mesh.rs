@@ -18,7 +18,10 @@ use crate::groom::Transform;
 /// Reads a triangle mesh: `.obj`, `.glb` / `.gltf` (every mesh node, at rest, in world space)
 /// or `.abc` (the first polymesh's first sample, in world space).
 pub fn read_mesh(path: &Path) -> Result<TriMesh> {
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("obj") => Ok(tress_formats::obj::read(path)?),
         Some("glb") | Some("gltf") => {
@@ -40,8 +43,13 @@ pub fn read_mesh(path: &Path) -> Result<TriMesh> {
                 }
                 let mesh = &doc.meshes[m];
                 let base = out.positions.len() as u32;
-                out.positions.extend(mesh.positions.iter().map(|p| world.transform_point3(Vec3::from_array(*p)).to_array()));
-                out.triangles.extend(mesh.triangles.iter().map(|t| t.map(|i| i + base)));
+                out.positions.extend(
+                    mesh.positions
+                        .iter()
+                        .map(|p| world.transform_point3(Vec3::from_array(*p)).to_array()),
+                );
+                out.triangles
+                    .extend(mesh.triangles.iter().map(|t| t.map(|i| i + base)));
             }
             if out.triangles.is_empty() {
                 return Err(Error::Invalid(format!("{}: no triangle meshes", path.display())));
@@ -59,14 +67,28 @@ pub fn read_mesh(path: &Path) -> Result<TriMesh> {
                 .ok_or_else(|| Error::Invalid(format!("{}: no polymesh", path.display())))?;
             let m = PolyMeshReader::open(&r.archive, &obj).in_file(path)?;
             let s = m.sample(&r.archive, 0).in_file(path)?;
-            let w = glam::DMat4::from_cols_array_2d(&r.world_matrix(&obj.full_name, r.archive.time_samplings[m.positions.header.time_sampling as usize].time(0))?);
+            let w = glam::DMat4::from_cols_array_2d(&r.world_matrix(
+                &obj.full_name,
+                r.archive.time_samplings[m.positions.header.time_sampling as usize].time(0),
+            )?);
             let triangles = s.triangles();
             Ok(TriMesh {
-                positions: s.positions.iter().map(|p| w.transform_point3(Vec3::from_array(*p).as_dvec3()).as_vec3().to_array()).collect(),
+                positions: s
+                    .positions
+                    .iter()
+                    .map(|p| {
+                        w.transform_point3(Vec3::from_array(*p).as_dvec3())
+                            .as_vec3()
+                            .to_array()
+                    })
+                    .collect(),
                 triangles,
             })
         }
-        _ => Err(Error::Invalid(format!("{}: unknown mesh format (known: .obj, .glb, .gltf, .abc)", path.display()))),
+        _ => Err(Error::Invalid(format!(
+            "{}: unknown mesh format (known: .obj, .glb, .gltf, .abc)",
+            path.display()
+        ))),
     }
 }
 

@@ -39,7 +39,11 @@ pub struct SdfParams {
 
 impl Default for SdfParams {
     fn default() -> Self {
-        SdfParams { cell: 0.2, band_cells: 4, padding: 2.0 }
+        SdfParams {
+            cell: 0.2,
+            band_cells: 4,
+            padding: 2.0,
+        }
     }
 }
 
@@ -79,7 +83,10 @@ pub fn closest_on_triangle(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> (Vec3, Feature
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return (b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6))), Feature::Edge(1, 2));
+        return (
+            b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6))),
+            Feature::Edge(1, 2),
+        );
     }
     let denom = 1.0 / (va + vb + vc);
     (a + ab * (vb * denom) + ac * (vc * denom), Feature::Face)
@@ -109,11 +116,17 @@ pub fn build(mesh: &TriMesh, params: &SdfParams) -> Result<SdfGrid> {
         return Err(Error::Invalid("the mesh has no triangles".into()));
     }
     if !(params.cell > 0.0 && params.cell.is_finite()) || params.band_cells == 0 {
-        return Err(Error::Invalid("the SDF cell size and band must be positive".into()));
+        return Err(Error::Invalid(
+            "the SDF cell size and band must be positive".into(),
+        ));
     }
     mesh.validate().map_err(|e| Error::Invalid(e.to_string()))?;
     let pts: Vec<Vec3> = mesh.positions.iter().map(|p| Vec3::from_array(*p)).collect();
-    let (lo, hi) = pts.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(l, h), p| (l.min(*p), h.max(*p)));
+    let (lo, hi) = pts
+        .iter()
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(l, h), p| {
+            (l.min(*p), h.max(*p))
+        });
     let band = params.band_cells as f32 * params.cell;
     let pad = params.padding.max(band + params.cell);
     let origin = lo - Vec3::splat(pad);
@@ -128,7 +141,11 @@ pub fn build(mesh: &TriMesh, params: &SdfParams) -> Result<SdfGrid> {
             MAX_NODES / 1_000_000
         )));
     }
-    let g = Layout { origin, cell: params.cell, dims: dims_f.as_uvec3() };
+    let g = Layout {
+        origin,
+        cell: params.cell,
+        dims: dims_f.as_uvec3(),
+    };
     let n = g.count();
 
     // 1. Exact distances in the band: atomic minimum of (distance bits << 32 | triangle).
@@ -141,7 +158,10 @@ pub fn build(mesh: &TriMesh, params: &SdfParams) -> Result<SdfGrid> {
         let tlo = a.min(b).min(c) - Vec3::splat(band);
         let thi = a.max(b).max(c) + Vec3::splat(band);
         let i0 = ((tlo - g.origin) / g.cell).ceil().max(Vec3::ZERO).as_uvec3();
-        let i1 = ((thi - g.origin) / g.cell).floor().as_uvec3().min(g.dims - UVec3::ONE);
+        let i1 = ((thi - g.origin) / g.cell)
+            .floor()
+            .as_uvec3()
+            .min(g.dims - UVec3::ONE);
         for k in i0.z..=i1.z {
             for j in i0.y..=i1.y {
                 for i in i0.x..=i1.x {
@@ -159,7 +179,11 @@ pub fn build(mesh: &TriMesh, params: &SdfParams) -> Result<SdfGrid> {
     let mut closest = Vec::with_capacity(n);
     for v in best {
         let v = v.into_inner();
-        dist.push(if v == u64::MAX { f32::INFINITY } else { f32::from_bits((v >> 32) as u32) });
+        dist.push(if v == u64::MAX {
+            f32::INFINITY
+        } else {
+            f32::from_bits((v >> 32) as u32)
+        });
         closest.push(if v == u64::MAX { u32::MAX } else { v as u32 });
     }
 
@@ -197,14 +221,25 @@ pub fn build(mesh: &TriMesh, params: &SdfParams) -> Result<SdfGrid> {
             if inside { -dist[idx] } else { dist[idx] }
         })
         .collect();
-    Ok(SdfGrid { origin: g.origin, cell: g.cell, dims: g.dims, values })
+    Ok(SdfGrid {
+        origin: g.origin,
+        cell: g.cell,
+        dims: g.dims,
+        values,
+    })
 }
 
 /// Fast sweeping of closest triangles (after Bridson's SDFGen): in each of the 8 sweep
 /// orders, a node takes the triangle of an upwind neighbour when it is closer than its own.
 /// Distances stay exact point–triangle distances, so the far field is exact wherever the
 /// nearest triangle propagates along the sweeps (everywhere for convex and most real shapes).
-fn closest_triangle_sweeps(g: &Layout, pts: &[Vec3], tris: &[[u32; 3]], dist: &mut [f32], closest: &mut [u32]) {
+fn closest_triangle_sweeps(
+    g: &Layout,
+    pts: &[Vec3],
+    tris: &[[u32; 3]],
+    dist: &mut [f32],
+    closest: &mut [u32],
+) {
     let (nx, ny, nz) = (g.dims.x as i64, g.dims.y as i64, g.dims.z as i64);
     let strides = [1i64, nx, nx * ny];
     for _round in 0..2 {
@@ -235,7 +270,8 @@ fn closest_triangle_sweeps(g: &Layout, pts: &[Vec3], tris: &[[u32; 3]], dist: &m
                                 continue;
                             }
                             let tri = tris[t as usize];
-                            let (a, b, c) = (pts[tri[0] as usize], pts[tri[1] as usize], pts[tri[2] as usize]);
+                            let (a, b, c) =
+                                (pts[tri[0] as usize], pts[tri[1] as usize], pts[tri[2] as usize]);
                             let d = p.distance(closest_on_triangle(p, a, b, c).0);
                             if d < dist[idx] {
                                 dist[idx] = d;
@@ -297,7 +333,11 @@ impl CoarseWinding {
 /// poles and exporters' duplicates), so shared corners and edges get the normals of all their
 /// faces.
 fn weld_vertices(pts: &[Vec3]) -> Vec<u32> {
-    let (lo, hi) = pts.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(l, h), p| (l.min(*p), h.max(*p)));
+    let (lo, hi) = pts
+        .iter()
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(l, h), p| {
+            (l.min(*p), h.max(*p))
+        });
     let eps = ((hi - lo).length() * 1e-6).max(f32::MIN_POSITIVE);
     let key = |p: Vec3| ((p - lo) / eps).floor().as_ivec3();
     let mut cells: std::collections::HashMap<glam::IVec3, Vec<u32>> = std::collections::HashMap::new();
@@ -361,7 +401,12 @@ impl PseudoNormals {
                 *edge.entry((a.min(b), a.max(b))).or_default() += n;
             }
         }
-        PseudoNormals { face, vertex, edge, weld }
+        PseudoNormals {
+            face,
+            vertex,
+            edge,
+            weld,
+        }
     }
 
     fn inside(&self, p: Vec3, t: usize, pts: &[Vec3], tris: &[[u32; 3]]) -> bool {
@@ -392,7 +437,11 @@ pub(crate) mod tests {
             let th = std::f32::consts::PI * r as f32 / rings as f32;
             for s in 0..segments {
                 let ph = std::f32::consts::TAU * s as f32 / segments as f32;
-                m.positions.push([radius * th.sin() * ph.cos(), radius * th.cos(), radius * th.sin() * ph.sin()]);
+                m.positions.push([
+                    radius * th.sin() * ph.cos(),
+                    radius * th.cos(),
+                    radius * th.sin() * ph.sin(),
+                ]);
             }
         }
         let id = |r: u32, s: u32| r * segments + s % segments;
@@ -411,8 +460,14 @@ pub(crate) mod tests {
         let (a, b, c) = (Vec3::ZERO, Vec3::X, Vec3::Y);
         let (q, f) = closest_on_triangle(Vec3::new(0.2, 0.2, 5.0), a, b, c);
         assert!((q - Vec3::new(0.2, 0.2, 0.0)).length() < 1e-6 && f == Feature::Face);
-        assert_eq!(closest_on_triangle(Vec3::new(-1.0, -1.0, 0.0), a, b, c), (a, Feature::Vertex(0)));
-        assert_eq!(closest_on_triangle(Vec3::new(0.5, -2.0, 1.0), a, b, c), (Vec3::new(0.5, 0.0, 0.0), Feature::Edge(0, 1)));
+        assert_eq!(
+            closest_on_triangle(Vec3::new(-1.0, -1.0, 0.0), a, b, c),
+            (a, Feature::Vertex(0))
+        );
+        assert_eq!(
+            closest_on_triangle(Vec3::new(0.5, -2.0, 1.0), a, b, c),
+            (Vec3::new(0.5, 0.0, 0.0), Feature::Edge(0, 1))
+        );
         let (q, f) = closest_on_triangle(Vec3::new(1.0, 1.0, 0.0), a, b, c);
         assert_eq!(f, Feature::Edge(1, 2));
         assert!((q - Vec3::new(0.5, 0.5, 0.0)).length() < 1e-6);
@@ -422,7 +477,11 @@ pub(crate) mod tests {
     fn sphere_grid_matches_the_analytic_sphere_within_half_a_cell() {
         let r = 5.0;
         let mesh = uv_sphere(r, 48, 96);
-        let params = SdfParams { cell: 0.25, band_cells: 4, padding: 2.0 };
+        let params = SdfParams {
+            cell: 0.25,
+            band_cells: 4,
+            padding: 2.0,
+        };
         let g = build(&mesh, &params).unwrap();
         // Tessellation error of the sphere is below 0.01: compare with the analytic sphere.
         let mut worst: f32 = 0.0;
@@ -452,7 +511,15 @@ pub(crate) mod tests {
     #[test]
     fn huge_grids_are_refused() {
         let mesh = uv_sphere(100.0, 4, 8);
-        let e = build(&mesh, &SdfParams { cell: 0.01, ..Default::default() }).unwrap_err().to_string();
+        let e = build(
+            &mesh,
+            &SdfParams {
+                cell: 0.01,
+                ..Default::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("million nodes"), "{e}");
     }
 }

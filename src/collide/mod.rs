@@ -67,7 +67,10 @@ impl Colliders {
 
     /// The world pose of every collider at time `t` (evaluate once per step, then query).
     pub fn poses_at(&self, t: f64) -> Vec<Pose> {
-        self.parts.iter().map(|c| self.track(c.follows).at(t).then_after(&c.offset)).collect()
+        self.parts
+            .iter()
+            .map(|c| self.track(c.follows).at(t).then_after(&c.offset))
+            .collect()
     }
 
     /// The contact with the deepest (smallest distance) collider at world point `p`, time `t`,

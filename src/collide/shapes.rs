@@ -32,7 +32,11 @@ impl Capsule {
     pub fn closest_on_axis(&self, p: Vec3) -> Vec3 {
         let ab = self.b - self.a;
         let len2 = ab.length_squared();
-        let t = if len2 > 0.0 { ((p - self.a).dot(ab) / len2).clamp(0.0, 1.0) } else { 0.0 };
+        let t = if len2 > 0.0 {
+            ((p - self.a).dot(ab) / len2).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         self.a + ab * t
     }
 }
@@ -76,12 +80,19 @@ mod tests {
 
     #[test]
     fn sphere_and_capsule_match_closed_form() {
-        let s = Sphere { center: Vec3::new(1.0, 2.0, 3.0), radius: 2.0 };
+        let s = Sphere {
+            center: Vec3::new(1.0, 2.0, 3.0),
+            radius: 2.0,
+        };
         let (d, n) = s.sdf(Vec3::new(1.0, 2.0, 8.0));
         assert_eq!(d, 3.0);
         assert_eq!(n, Vec3::Z);
         assert_eq!(s.sdf(s.center).0, -2.0);
-        let c = Capsule { a: Vec3::ZERO, b: Vec3::new(0.0, 10.0, 0.0), radius: 1.0 };
+        let c = Capsule {
+            a: Vec3::ZERO,
+            b: Vec3::new(0.0, 10.0, 0.0),
+            radius: 1.0,
+        };
         // Beside the shaft: distance to the axis minus the radius.
         let (d, n) = c.sdf(Vec3::new(3.0, 4.0, 4.0));
         assert!((d - (5.0f32 - 1.0)).abs() < 1e-6);
@@ -94,7 +105,10 @@ mod tests {
 
     #[test]
     fn ellipsoid_is_exact_on_axes_and_surface() {
-        let e = Ellipsoid { center: Vec3::ZERO, radii: Vec3::new(2.0, 3.0, 4.0) };
+        let e = Ellipsoid {
+            center: Vec3::ZERO,
+            radii: Vec3::new(2.0, 3.0, 4.0),
+        };
         assert!((e.sdf(Vec3::new(5.0, 0.0, 0.0)).0 - 3.0).abs() < 1e-6);
         assert!((e.sdf(Vec3::new(0.0, -1.0, 0.0)).0 + 2.0).abs() < 1e-6);
         // On the surface: zero distance and the true normal.
@@ -104,7 +118,10 @@ mod tests {
         let want = (p / (e.radii * e.radii)).normalize();
         assert!((n - want).length() < 1e-6);
         // A sphere-shaped ellipsoid is a sphere.
-        let s = Ellipsoid { center: Vec3::ONE, radii: Vec3::splat(2.0) };
+        let s = Ellipsoid {
+            center: Vec3::ONE,
+            radii: Vec3::splat(2.0),
+        };
         assert!((s.sdf(Vec3::new(1.0, 5.0, 1.0)).0 - 2.0).abs() < 1e-6);
     }
 }

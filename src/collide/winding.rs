@@ -14,7 +14,10 @@ use tress_formats::TriMesh;
 /// Winding number of `mesh` at `p` (Van Oosterom–Strackee solid angle per triangle).
 pub fn winding_number(mesh: &TriMesh, p: DVec3) -> f64 {
     let pos = |i: u32| DVec3::from_array(mesh.positions[i as usize].map(|c| c as f64)) - p;
-    mesh.triangles.iter().map(|t| triangle_winding(pos(t[0]), pos(t[1]), pos(t[2]))).sum()
+    mesh.triangles
+        .iter()
+        .map(|t| triangle_winding(pos(t[0]), pos(t[1]), pos(t[2])))
+        .sum()
 }
 
 /// Solid angle of triangle `abc` seen from the origin, over 4π (Van Oosterom–Strackee).
@@ -50,9 +53,17 @@ const LEAF: usize = 8;
 
 impl WindingTree {
     pub fn new(mesh: &TriMesh) -> WindingTree {
-        let pts: Vec<DVec3> = mesh.positions.iter().map(|p| DVec3::from_array(p.map(|c| c as f64))).collect();
+        let pts: Vec<DVec3> = mesh
+            .positions
+            .iter()
+            .map(|p| DVec3::from_array(p.map(|c| c as f64)))
+            .collect();
         let mut tris = mesh.triangles.clone();
-        let mut tree = WindingTree { pts, tris: Vec::new(), nodes: Vec::new() };
+        let mut tree = WindingTree {
+            pts,
+            tris: Vec::new(),
+            nodes: Vec::new(),
+        };
         let n = tris.len();
         tree.build(&mut tris, 0, n);
         tree.tris = tris;
@@ -84,7 +95,14 @@ impl WindingTree {
             .flat_map(|t| t.iter().map(|&i| p(i).distance(centre)))
             .fold(0.0, f64::max);
         let id = self.nodes.len() as u32;
-        self.nodes.push(Node { centre, dipole, radius, start: start as u32, end: end as u32, children: None });
+        self.nodes.push(Node {
+            centre,
+            dipole,
+            radius,
+            start: start as u32,
+            end: end as u32,
+            children: None,
+        });
         if end - start > LEAF {
             let axis = (hi - lo).max_position();
             let key = |t: &[u32; 3]| (p(t[0])[axis] + p(t[1])[axis] + p(t[2])[axis]) / 3.0;
@@ -134,13 +152,29 @@ mod tests {
         let v = |x: f32, y: f32, z: f32| [x, y, z];
         TriMesh {
             positions: vec![
-                v(0., 0., 0.), v(1., 0., 0.), v(1., 1., 0.), v(0., 1., 0.),
-                v(0., 0., 1.), v(1., 0., 1.), v(1., 1., 1.), v(0., 1., 1.),
+                v(0., 0., 0.),
+                v(1., 0., 0.),
+                v(1., 1., 0.),
+                v(0., 1., 0.),
+                v(0., 0., 1.),
+                v(1., 0., 1.),
+                v(1., 1., 1.),
+                v(0., 1., 1.),
             ],
             // Outward-facing (counter-clockwise seen from outside).
             triangles: vec![
-                [0, 2, 1], [0, 3, 2], [4, 5, 6], [4, 6, 7], [0, 1, 5], [0, 5, 4],
-                [2, 3, 7], [2, 7, 6], [1, 2, 6], [1, 6, 5], [0, 4, 7], [0, 7, 3],
+                [0, 2, 1],
+                [0, 3, 2],
+                [4, 5, 6],
+                [4, 6, 7],
+                [0, 1, 5],
+                [0, 5, 4],
+                [2, 3, 7],
+                [2, 7, 6],
+                [1, 2, 6],
+                [1, 6, 5],
+                [0, 4, 7],
+                [0, 7, 3],
             ],
         }
     }
@@ -161,7 +195,13 @@ mod tests {
     fn the_tree_agrees_with_the_exact_sum() {
         let m = super::super::mesh_sdf::tests::uv_sphere(3.0, 24, 48);
         let tree = WindingTree::new(&m);
-        for p in [DVec3::ZERO, DVec3::new(1.0, 2.0, -1.0), DVec3::new(2.9, 0.0, 0.0), DVec3::new(3.2, 0.1, 0.0), DVec3::new(20.0, 5.0, 1.0)] {
+        for p in [
+            DVec3::ZERO,
+            DVec3::new(1.0, 2.0, -1.0),
+            DVec3::new(2.9, 0.0, 0.0),
+            DVec3::new(3.2, 0.1, 0.0),
+            DVec3::new(20.0, 5.0, 1.0),
+        ] {
             let (exact, fast) = (winding_number(&m, p), tree.winding(p));
             assert!((exact - fast).abs() < 0.05, "{p}: {exact} vs {fast}");
         }

@@ -27,16 +27,26 @@ mod tests {
 
     #[test]
     fn built_in_presets_parse_and_match_their_style() {
-        for (name, style) in [("straight", Style::Straight), ("wavy", Style::Wavy), ("curly", Style::Curly)] {
+        for (name, style) in [
+            ("straight", Style::Straight),
+            ("wavy", Style::Wavy),
+            ("curly", Style::Curly),
+        ] {
             let p = load(name).unwrap();
             assert_eq!(p.style, style);
-            assert_eq!(p, GroomParams::for_style(style), "{name}.toml and the code defaults disagree");
+            assert_eq!(
+                p,
+                GroomParams::for_style(style),
+                "{name}.toml and the code defaults disagree"
+            );
         }
     }
 
     #[test]
     fn unknown_keys_and_presets_are_errors() {
-        let e = parse("style = \"wavy\"\ncurl_radiuss = 1.0\n", "test.toml").unwrap_err().to_string();
+        let e = parse("style = \"wavy\"\ncurl_radiuss = 1.0\n", "test.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("test.toml") && e.contains("curl_radiuss"), "{e}");
         assert!(load("afro-samurai").unwrap_err().to_string().contains("built in"));
     }

@@ -25,7 +25,10 @@ impl Experiment {
     pub fn track(&self, duration: f64, scale: f64) -> Result<HeadTrack> {
         let keys = vec![
             (0.0, Pose::IDENTITY),
-            (duration, Pose::new(Default::default(), self.velocity * duration * scale)),
+            (
+                duration,
+                Pose::new(Default::default(), self.velocity * duration * scale),
+            ),
         ];
         HeadTrack::new(keys)
     }
@@ -38,12 +41,26 @@ pub fn experiments(seed: u64) -> Vec<Experiment> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut out = Vec::with_capacity(330);
     for _ in 0..10 {
-        let centre = DVec3::new(rng.random_range(-3.0..3.0), rng.random_range(-3.0..3.0), rng.random_range(-3.0..3.0));
-        out.push(Experiment { centre, velocity: DVec3::ZERO });
+        let centre = DVec3::new(
+            rng.random_range(-3.0..3.0),
+            rng.random_range(-3.0..3.0),
+            rng.random_range(-3.0..3.0),
+        );
+        out.push(Experiment {
+            centre,
+            velocity: DVec3::ZERO,
+        });
         for s in SPEEDS {
             for bits in 0..8u32 {
-                let d = DVec3::new((bits & 1) as f64, ((bits >> 1) & 1) as f64, ((bits >> 2) & 1) as f64);
-                out.push(Experiment { centre, velocity: d.normalize_or_zero() * s });
+                let d = DVec3::new(
+                    (bits & 1) as f64,
+                    ((bits >> 1) & 1) as f64,
+                    ((bits >> 2) & 1) as f64,
+                );
+                out.push(Experiment {
+                    centre,
+                    velocity: d.normalize_or_zero() * s,
+                });
             }
         }
     }
@@ -59,7 +76,11 @@ mod tests {
         let e = experiments(1);
         assert_eq!(e.len(), 330);
         assert!(e.iter().all(|x| x.centre.abs().max_element() <= 3.0));
-        assert!(e.iter().all(|x| [0.0, 0.25, 1.0].iter().any(|s| (x.velocity.length() - s).abs() < 1e-12)));
+        assert!(e.iter().all(|x| {
+            [0.0, 0.25, 1.0]
+                .iter()
+                .any(|s| (x.velocity.length() - s).abs() < 1e-12)
+        }));
         // 10 stationary centres + the zero direction at 4 speeds per centre.
         assert_eq!(e.iter().filter(|x| x.velocity == DVec3::ZERO).count(), 50);
         let t = e[5].track(2.0, 10.0).unwrap();

@@ -25,7 +25,10 @@ fn top_eigenvector(mut a: [[f64; 4]; 4]) -> [f64; 4] {
         row[i] = 1.0;
     }
     for _ in 0..64 {
-        let off: f64 = (0..4).flat_map(|i| (0..4).filter(move |&j| j != i).map(move |j| (i, j))).map(|(i, j)| a[i][j] * a[i][j]).sum();
+        let off: f64 = (0..4)
+            .flat_map(|i| (0..4).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| a[i][j] * a[i][j])
+            .sum();
         if off < 1e-30 {
             break;
         }
@@ -39,15 +42,15 @@ fn top_eigenvector(mut a: [[f64; 4]; 4]) -> [f64; 4] {
                 let t = if theta == 0.0 { 1.0 } else { t };
                 let c = 1.0 / (t * t + 1.0).sqrt();
                 let s = t * c;
-                for k in 0..4 {
-                    let (akp, akq) = (a[k][p], a[k][q]);
-                    a[k][p] = c * akp - s * akq;
-                    a[k][q] = s * akp + c * akq;
+                for row in a.iter_mut() {
+                    let (akp, akq) = (row[p], row[q]);
+                    row[p] = c * akp - s * akq;
+                    row[q] = s * akp + c * akq;
                 }
+                let (rp, rq) = (a[p], a[q]);
                 for k in 0..4 {
-                    let (apk, aqk) = (a[p][k], a[q][k]);
-                    a[p][k] = c * apk - s * aqk;
-                    a[q][k] = s * apk + c * aqk;
+                    a[p][k] = c * rp[k] - s * rq[k];
+                    a[q][k] = s * rp[k] + c * rq[k];
                 }
                 for row in v.iter_mut() {
                     let (vp, vq) = (row[p], row[q]);
@@ -57,7 +60,9 @@ fn top_eigenvector(mut a: [[f64; 4]; 4]) -> [f64; 4] {
             }
         }
     }
-    let best = (0..4).max_by(|&i, &j| a[i][i].total_cmp(&a[j][j])).expect("4 values");
+    let best = (0..4)
+        .max_by(|&i, &j| a[i][i].total_cmp(&a[j][j]))
+        .expect("4 values");
     [v[0][best], v[1][best], v[2][best], v[3][best]]
 }
 
@@ -66,7 +71,11 @@ fn top_eigenvector(mut a: [[f64; 4]; 4]) -> [f64; 4] {
 pub fn fit_rigid(from: &[DVec3], to: &[DVec3]) -> RigidFit {
     assert_eq!(from.len(), to.len(), "point sets differ in size");
     if from.is_empty() {
-        return RigidFit { pose: Pose::IDENTITY, rms: 0.0, max: 0.0 };
+        return RigidFit {
+            pose: Pose::IDENTITY,
+            rms: 0.0,
+            max: 0.0,
+        };
     }
     let n = from.len() as f64;
     let ca = from.iter().sum::<DVec3>() / n;
@@ -97,7 +106,11 @@ pub fn fit_rigid(from: &[DVec3], to: &[DVec3]) -> RigidFit {
         sum += d * d;
         max = max.max(d);
     }
-    RigidFit { pose, rms: (sum / n).sqrt(), max }
+    RigidFit {
+        pose,
+        rms: (sum / n).sqrt(),
+        max,
+    }
 }
 
 #[cfg(test)]
@@ -112,8 +125,16 @@ mod tests {
                 DVec3::new((f * 0.37).sin() * 3.0, (f * 0.11).cos() * 5.0, f * 0.1 - 2.0)
             })
             .collect();
-        for (axis, angle) in [(DVec3::Y, 0.3), (DVec3::new(1.0, 2.0, -0.5), 2.9), (DVec3::X, 0.0), (DVec3::Z, 3.1)] {
-            let truth = Pose::new(DQuat::from_axis_angle(axis.normalize(), angle), DVec3::new(4.0, -1.0, 2.5));
+        for (axis, angle) in [
+            (DVec3::Y, 0.3),
+            (DVec3::new(1.0, 2.0, -0.5), 2.9),
+            (DVec3::X, 0.0),
+            (DVec3::Z, 3.1),
+        ] {
+            let truth = Pose::new(
+                DQuat::from_axis_angle(axis.normalize(), angle),
+                DVec3::new(4.0, -1.0, 2.5),
+            );
             let moved: Vec<DVec3> = pts.iter().map(|p| truth.apply(*p)).collect();
             let fit = fit_rigid(&pts, &moved);
             assert!(fit.rms < 1e-9, "{axis} {angle}: rms {}", fit.rms);

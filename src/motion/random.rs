@@ -85,7 +85,11 @@ impl RandomMotion {
         let yaw = u(self.max_yaw_deg).to_radians();
         let pitch = u(self.max_pitch_deg).to_radians();
         let roll = u(self.max_roll_deg).to_radians();
-        let t = DVec3::new(u(self.max_translation[0]), u(self.max_translation[1]), u(self.max_translation[2]));
+        let t = DVec3::new(
+            u(self.max_translation[0]),
+            u(self.max_translation[1]),
+            u(self.max_translation[2]),
+        );
         Pose::new(DQuat::from_euler(EulerRot::YXZ, yaw, pitch, roll), t)
     }
 
@@ -101,7 +105,9 @@ impl RandomMotion {
             let mut dt = rng.random_range(self.key_interval[0]..=self.key_interval[1]);
             let angle = p0.inverse().then_after(&p1).angle_deg();
             let dist = (p1.translation - p0.translation).length();
-            dt = dt.max(EASE_PEAK * angle / self.max_angular_speed_deg).max(EASE_PEAK * dist / self.max_linear_speed);
+            dt = dt
+                .max(EASE_PEAK * angle / self.max_angular_speed_deg)
+                .max(EASE_PEAK * dist / self.max_linear_speed);
             keys.push((t0 + dt, p1));
         }
         let end = keys.last().expect("non-empty").0;
@@ -140,9 +146,18 @@ mod tests {
             // The smoothing constraint, scaled by `speed` (the walk adds its own velocity).
             let walk = DVec3::from_array(m.walk_velocity).length()
                 + std::f64::consts::TAU * m.bob_frequency * m.bob_amplitude;
-            assert!(ang <= m.max_angular_speed_deg * m.speed * 1.02, "{name}: {ang} deg/s");
-            assert!(lin <= (m.max_linear_speed + walk) * m.speed * 1.05, "{name}: {lin} cm/s");
-            assert!(ang > 0.2 * m.max_angular_speed_deg * m.speed, "{name} barely moves: {ang}");
+            assert!(
+                ang <= m.max_angular_speed_deg * m.speed * 1.02,
+                "{name}: {ang} deg/s"
+            );
+            assert!(
+                lin <= (m.max_linear_speed + walk) * m.speed * 1.05,
+                "{name}: {lin} cm/s"
+            );
+            assert!(
+                ang > 0.2 * m.max_angular_speed_deg * m.speed,
+                "{name} barely moves: {ang}"
+            );
             // Every pose stays within the angular bounds (yaw + pitch + roll at most).
             let bound = m.max_yaw_deg + m.max_pitch_deg + m.max_roll_deg;
             for (t, _) in track.keys().step_by(50) {

@@ -5,13 +5,13 @@ use std::path::Path;
 
 use glam::{DMat4, DQuat, DVec3, Vec3};
 use serde::Serialize;
+use tress_formats::InFile;
 use tress_formats::alembic::cache::AbcReader;
 use tress_formats::alembic::schema::SchemaKind;
 use tress_formats::alembic::schema::polymesh::PolyMeshReader;
 use tress_formats::alembic::schema::xform::{Matrix, XformReader};
 use tress_formats::gltf::{ChannelPath, GltfDoc, Interpolation};
 use tress_formats::track::{KeyTime, KeyValue};
-use tress_formats::InFile;
 
 use super::fit::fit_rigid;
 use super::pose::Pose;
@@ -48,17 +48,27 @@ pub fn from_abc_xform(path: &Path, object: Option<&str>) -> Result<(HeadTrack, T
     let obj = match object {
         Some(name) => objects
             .iter()
-            .find(|o| o.full_name == name || o.full_name.trim_start_matches('/') == name.trim_start_matches('/'))
+            .find(|o| {
+                o.full_name == name || o.full_name.trim_start_matches('/') == name.trim_start_matches('/')
+            })
             .ok_or_else(|| not_found(path, format!("no object {name}")))?,
         None => objects
             .iter()
             .find(|o| {
-                SchemaKind::of(o) == SchemaKind::Xform && XformReader::open(ar, o).is_ok_and(|x| x.num_samples() > 1)
+                SchemaKind::of(o) == SchemaKind::Xform
+                    && XformReader::open(ar, o).is_ok_and(|x| x.num_samples() > 1)
             })
             .ok_or_else(|| not_found(path, "no animated transform; name one with --xform".into()))?,
     };
     if SchemaKind::of(obj) != SchemaKind::Xform {
-        return Err(not_found(path, format!("{} is a {}, not a transform", obj.full_name, SchemaKind::of(obj).name())));
+        return Err(not_found(
+            path,
+            format!(
+                "{} is a {}, not a transform",
+                obj.full_name,
+                SchemaKind::of(obj).name()
+            ),
+        ));
     }
     let x = XformReader::open(ar, obj).in_file(path)?;
     let n = x.num_samples().max(1);
@@ -91,7 +101,9 @@ pub fn from_abc_mesh(path: &Path, object: Option<&str>) -> Result<(HeadTrack, Tr
         .iter()
         .find(|o| {
             SchemaKind::of(o) == SchemaKind::PolyMesh
-                && object.is_none_or(|n| o.full_name == n || o.full_name.trim_start_matches('/') == n.trim_start_matches('/'))
+                && object.is_none_or(|n| {
+                    o.full_name == n || o.full_name.trim_start_matches('/') == n.trim_start_matches('/')
+                })
         })
         .ok_or_else(|| not_found(path, format!("no polymesh {}", object.unwrap_or(""))))?;
     let m = PolyMeshReader::open(ar, obj).in_file(path)?;
@@ -100,7 +112,10 @@ pub fn from_abc_mesh(path: &Path, object: Option<&str>) -> Result<(HeadTrack, Tr
         let t = ts.time(i);
         let w = imath_to_glam(&r.world_matrix(&obj.full_name, t)?);
         let s = m.sample(ar, i).in_file(path)?;
-        Ok(s.positions.iter().map(|p| w.transform_point3(Vec3::from_array(*p).as_dvec3())).collect())
+        Ok(s.positions
+            .iter()
+            .map(|p| w.transform_point3(Vec3::from_array(*p).as_dvec3()))
+            .collect())
     };
     let rest = world(0)?;
     let mut keys = Vec::with_capacity(m.num_samples());
@@ -108,7 +123,10 @@ pub fn from_abc_mesh(path: &Path, object: Option<&str>) -> Result<(HeadTrack, Tr
     for i in 0..m.num_samples() {
         let pts = world(i)?;
         if pts.len() != rest.len() {
-            return Err(not_found(path, format!("{} changes its point count: not a rigid head", obj.full_name)));
+            return Err(not_found(
+                path,
+                format!("{} changes its point count: not a rigid head", obj.full_name),
+            ));
         }
         let fit = fit_rigid(&rest, &pts);
         worst_rms = worst_rms.max(fit.rms);
@@ -162,26 +180,40 @@ fn sample_channel(ch: &tress_formats::gltf::Channel, t: f32) -> [f32; 4] {
     let (a, b) = (value(k), value(k + 1));
     match ch.interpolation {
         Interpolation::Step => a,
-        Interpolation::Linear if ch.path == ChannelPath::Rotation => {
-            glam::Quat::from_array(a).normalize().slerp(glam::Quat::from_array(b).normalize(), u).to_array()
-        }
+        Interpolation::Linear if ch.path == ChannelPath::Rotation => glam::Quat::from_array(a)
+            .normalize()
+            .slerp(glam::Quat::from_array(b).normalize(), u)
+            .to_array(),
         Interpolation::Linear => std::array::from_fn(|i| a[i] + (b[i] - a[i]) * u),
         Interpolation::CubicSpline => {
             let dt = t1 - t0;
             let (out_a, in_b) = (ch.values[3 * k + 2], ch.values[3 * (k + 1)]);
             let (u2, u3) = (u * u, u * u * u);
-            let h = [2.0 * u3 - 3.0 * u2 + 1.0, u3 - 2.0 * u2 + u, -2.0 * u3 + 3.0 * u2, u3 - u2];
+            let h = [
+                2.0 * u3 - 3.0 * u2 + 1.0,
+                u3 - 2.0 * u2 + u,
+                -2.0 * u3 + 3.0 * u2,
+                u3 - u2,
+            ];
             std::array::from_fn(|i| h[0] * a[i] + h[1] * dt * out_a[i] + h[2] * b[i] + h[3] * dt * in_b[i])
         }
     }
 }
 
 /// The world transform of a glTF node under an animation, sampled at `fps` over the animation.
-pub fn from_gltf(path: &Path, node: &str, animation: Option<&str>, fps: f64) -> Result<(HeadTrack, TrackReport)> {
+pub fn from_gltf(
+    path: &Path,
+    node: &str,
+    animation: Option<&str>,
+    fps: f64,
+) -> Result<(HeadTrack, TrackReport)> {
     let doc = tress_formats::gltf::read(path)?;
     let target = doc.node_by_name(node).ok_or_else(|| {
         let names: Vec<&str> = doc.nodes.iter().filter_map(|n| n.name.as_deref()).collect();
-        not_found(path, format!("no node named {node:?} (nodes: {})", names.join(", ")))
+        not_found(
+            path,
+            format!("no node named {node:?} (nodes: {})", names.join(", ")),
+        )
     })?;
     let anim = match animation {
         Some(name) => Some(
@@ -193,7 +225,10 @@ pub fn from_gltf(path: &Path, node: &str, animation: Option<&str>, fps: f64) -> 
         None => (!doc.animations.is_empty()).then_some(0),
     };
     // Animations play from time 0 (the first key holds until it is reached).
-    let (t0, t1) = anim.map(|a| doc.animations[a].span()).map(|(a, b)| (a.min(0.0), b)).unwrap_or((0.0, 0.0));
+    let (t0, t1) = anim
+        .map(|a| doc.animations[a].span())
+        .map(|(a, b)| (a.min(0.0), b))
+        .unwrap_or((0.0, 0.0));
     let frames = (((t1 - t0) as f64) * fps).round() as usize;
     let mut chain = vec![target];
     while let Some(p) = doc.nodes[*chain.last().expect("non-empty")].parent {
@@ -203,7 +238,9 @@ pub fn from_gltf(path: &Path, node: &str, animation: Option<&str>, fps: f64) -> 
     let mut scale_dev: f64 = 0.0;
     for f in 0..=frames {
         let t = t0 as f64 + f as f64 / fps;
-        let world = chain.iter().rev().fold(DMat4::IDENTITY, |acc, &n| acc * node_local(&doc, anim, n, t as f32));
+        let world = chain.iter().rev().fold(DMat4::IDENTITY, |acc, &n| {
+            acc * node_local(&doc, anim, n, t as f32)
+        });
         let (pose, scale) = Pose::from_mat4(&world);
         scale_dev = scale_dev.max((scale - DVec3::ONE).abs().max_element());
         keys.push((t, pose));
@@ -231,7 +268,10 @@ pub fn from_track_file(path: &Path, fps: f64) -> Result<(HeadTrack, TrackReport)
             KeyValue::TranslationRotation(tr, q) => {
                 let q = DQuat::from_xyzw(q[0], q[1], q[2], q[3]);
                 if (q.length() - 1.0).abs() > 1e-3 {
-                    return Err(not_found(path, format!("the rotation at {time} s is not a unit quaternion")));
+                    return Err(not_found(
+                        path,
+                        format!("the rotation at {time} s is not a unit quaternion"),
+                    ));
                 }
                 Pose::new(q, DVec3::from_array(*tr))
             }
@@ -244,5 +284,8 @@ pub fn from_track_file(path: &Path, fps: f64) -> Result<(HeadTrack, TrackReport)
         samples: keys.len(),
         ..Default::default()
     };
-    Ok((HeadTrack::new(keys).map_err(|e| not_found(path, e.to_string()))?, report))
+    Ok((
+        HeadTrack::new(keys).map_err(|e| not_found(path, e.to_string()))?,
+        report,
+    ))
 }

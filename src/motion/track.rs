@@ -29,15 +29,24 @@ impl HeadTrack {
         if keys.is_empty() {
             return Err(Error::Invalid("a head track needs at least one key".into()));
         }
+        if keys
+            .iter()
+            .any(|(t, p)| !t.is_finite() || !p.translation.is_finite() || !p.rotation.is_finite())
+        {
+            return Err(Error::Invalid("a head track key is not finite".into()));
+        }
         for w in keys.windows(2) {
-            if !(w[1].0 > w[0].0) {
+            if w[1].0 <= w[0].0 {
                 return Err(Error::Invalid(format!(
                     "head track times must increase: {} then {}",
                     w[0].0, w[1].0
                 )));
             }
         }
-        if keys.iter().any(|(t, p)| !t.is_finite() || !p.translation.is_finite() || !p.rotation.is_finite()) {
+        if keys
+            .iter()
+            .any(|(t, p)| !t.is_finite() || !p.translation.is_finite() || !p.rotation.is_finite())
+        {
             return Err(Error::Invalid("a head track key is not finite".into()));
         }
         let (times, poses) = keys.into_iter().unzip();
@@ -54,7 +63,11 @@ impl HeadTrack {
 
     /// Poses sampled at `fps` from `first_frame`, one per frame.
     pub fn from_frames(fps: f64, first_frame: f64, poses: Vec<Pose>) -> Result<HeadTrack> {
-        let keys = poses.into_iter().enumerate().map(|(i, p)| ((first_frame + i as f64) / fps, p)).collect();
+        let keys = poses
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| ((first_frame + i as f64) / fps, p))
+            .collect();
         HeadTrack::new(keys)
     }
 
@@ -126,7 +139,11 @@ impl HeadTrack {
         }
         // Slerp turns at a constant rate about the world axis of q_b · q_a⁻¹.
         let (axis, angle) = (qb * a.rotation.inverse()).normalize().to_axis_angle();
-        let angle = if angle > std::f64::consts::PI { angle - std::f64::consts::TAU } else { angle };
+        let angle = if angle > std::f64::consts::PI {
+            angle - std::f64::consts::TAU
+        } else {
+            angle
+        };
         TrackVelocity {
             linear: (b.translation - a.translation) / dt,
             angular: axis * (angle / dt),
@@ -176,7 +193,10 @@ mod tests {
     fn spin() -> HeadTrack {
         HeadTrack::new(vec![
             (0.0, Pose::IDENTITY),
-            (1.0, Pose::new(DQuat::from_rotation_y(1.0), DVec3::new(2.0, 0.0, 0.0))),
+            (
+                1.0,
+                Pose::new(DQuat::from_rotation_y(1.0), DVec3::new(2.0, 0.0, 0.0)),
+            ),
         ])
         .unwrap()
     }

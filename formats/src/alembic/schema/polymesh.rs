@@ -92,3 +92,88 @@ impl PolyMeshReader {
         })
     }
 }
+
+/// Writes a polymesh object, one sample per [`PolyMeshWriter::set`] (head caches, colliders).
+pub struct PolyMeshWriter {
+    pub object: super::super::abc::write::ObjectId,
+    self_bounds: super::super::abc::write::PropId,
+    positions: super::super::abc::write::PropId,
+    indices: super::super::abc::write::PropId,
+    counts: super::super::abc::write::PropId,
+}
+
+impl PolyMeshWriter {
+    pub fn new<W: std::io::Write + std::io::Seek>(
+        ar: &mut super::super::abc::write::OArchive<W>,
+        parent: super::super::abc::write::ObjectId,
+        name: &str,
+        time_sampling: u32,
+    ) -> Result<PolyMeshWriter> {
+        use super::super::abc::MetaData;
+        let (obj_md, geom_md) = super::schema_metadata(SCHEMA, Some("AbcGeom_GeomBase_v1"), ".geom");
+        let object = ar.add_object(parent, name, obj_md)?;
+        let top = ar.properties(object);
+        let geom = ar.add_compound(top, ".geom", geom_md)?;
+        let ts = time_sampling;
+        Ok(PolyMeshWriter {
+            object,
+            self_bounds: ar.add_scalar(
+                geom,
+                ".selfBnds",
+                Pod::F64,
+                6,
+                ts,
+                MetaData::from_pairs([("interpretation", "box")]),
+            )?,
+            positions: ar.add_array(
+                geom,
+                "P",
+                Pod::F32,
+                3,
+                ts,
+                MetaData::from_pairs([("geoScope", "vtx"), ("interpretation", "point")]),
+            )?,
+            indices: ar.add_array(geom, ".faceIndices", Pod::I32, 1, ts, MetaData::new())?,
+            counts: ar.add_array(geom, ".faceCounts", Pod::I32, 1, ts, MetaData::new())?,
+        })
+    }
+
+    /// Writes one sample (topology repeats are stored once).
+    pub fn set<W: std::io::Write + std::io::Seek>(
+        &mut self,
+        ar: &mut super::super::abc::write::OArchive<W>,
+        positions: &[[f32; 3]],
+        face_indices: &[i32],
+        face_counts: &[i32],
+    ) -> Result<()> {
+        let total: i64 = face_counts.iter().map(|&c| c as i64).sum();
+        if total != face_indices.len() as i64
+            || face_indices
+                .iter()
+                .any(|&i| i < 0 || i as usize >= positions.len())
+        {
+            return Err(Error::invalid(
+                "face counts and indices do not describe faces of these points",
+            ));
+        }
+        ar.set_scalar(
+            self.self_bounds,
+            bytemuck::cast_slice(&super::bounds_of(positions)),
+        )?;
+        ar.set_array(
+            self.positions,
+            bytemuck::cast_slice(positions),
+            positions.len() as u64,
+        )?;
+        ar.set_array(
+            self.indices,
+            bytemuck::cast_slice(face_indices),
+            face_indices.len() as u64,
+        )?;
+        ar.set_array(
+            self.counts,
+            bytemuck::cast_slice(face_counts),
+            face_counts.len() as u64,
+        )
+    }
+}
