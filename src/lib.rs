@@ -4,6 +4,7 @@
 //! [`tress_formats`] crate holds the file formats. See the book (`book/`) for the user guide.
 
 pub mod bench;
+pub mod cache;
 pub mod cli;
 pub mod collide;
 pub mod error;

@@ -16,6 +16,7 @@ pub mod obj;
 pub mod ply;
 pub mod sdf;
 pub mod strands;
+pub mod tcache;
 pub mod tfx;
 pub mod tfxproj;
 pub mod track;

@@ -15,6 +15,8 @@ pub enum BenchName {
     Abc,
     /// Signed distance grid build time (real heads, 1 and 2 mm) and query rate.
     Sdf,
+    /// .tcache ratio and speed against zstd on raw floats, on a cache (--input).
+    Tcache,
 }
 
 #[derive(Debug, Args)]
@@ -79,6 +81,36 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             );
             if let (Some(t), Some(m)) = (r.input_read_s, r.input_read_mb_per_s) {
                 println!("input  {t:.3} s  {m:.0} MB/s (positions of the input archive)");
+            }
+            Ok(())
+        }
+        BenchName::Tcache => {
+            let input = a
+                .input
+                .as_deref()
+                .ok_or_else(|| Error::Invalid("bench tcache needs --input CACHE".into()))?;
+            let r = bench::tcache::run(input, &std::env::temp_dir())?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+                return Ok(());
+            }
+            println!(
+                "{}: {} strands, {} points, {} frames, {:.1} MB of float32",
+                r.input,
+                r.strands,
+                r.points,
+                r.frames,
+                r.raw_bytes as f64 / 1e6
+            );
+            println!(
+                "{:<24} {:>12} {:>8} {:>12} {:>12} {:>12}",
+                "codec", "bytes", "ratio", "encode MB/s", "decode MB/s", "max error"
+            );
+            for c in r.codecs {
+                println!(
+                    "{:<24} {:>12} {:>8.2} {:>12.0} {:>12.0} {:>12.2e}",
+                    c.codec, c.bytes, c.ratio, c.encode_mb_per_s, c.decode_mb_per_s, c.max_error
+                );
             }
             Ok(())
         }

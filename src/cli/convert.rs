@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::report::output_file;
+use crate::cache::{ConvertOptions, SinkOptions, convert_cache, is_cache_path, parse_frame_range};
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, UpAxis, read_groom, resample, write_groom};
 
@@ -29,9 +30,69 @@ pub struct ConvertArgs {
     /// Alembic input: the frame to convert (default: the first sample).
     #[arg(long, value_name = "N")]
     pub frame: Option<f64>,
+    /// Caches: the frames to keep, inclusive (e.g. 1001-1100).
+    #[arg(long, value_name = "A-B")]
+    pub frames: Option<String>,
+    /// `.tcache` output: store lossy within this error (scene units, per vertex); lossless
+    /// when absent.
+    #[arg(long, value_name = "E")]
+    pub error: Option<f32>,
+    /// `.tcache` output: zstd level (1 fastest … 19 smallest).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(i32).range(1..=22))]
+    pub level: i32,
+    /// PLY sequence input: frames per second (PLY does not store one).
+    #[arg(long, default_value_t = 24.0)]
+    pub fps: f64,
+    /// Alembic cache input: the curves object (default: the first).
+    #[arg(long, value_name = "PATH")]
+    pub object: Option<String>,
+}
+
+fn is_cache_conversion(a: &ConvertArgs) -> bool {
+    let abc = |p: &std::path::Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("abc"));
+    is_cache_path(&a.input) || is_cache_path(&a.output) || (abc(&a.input) && abc(&a.output))
+}
+
+fn run_cache(a: &ConvertArgs) -> Result<()> {
+    if a.resample.is_some() || a.scale != 1.0 || a.up != UpAxis::Y {
+        return Err(Error::Invalid(
+            "--resample, --scale and --up apply to grooms, not caches".into(),
+        ));
+    }
+    if let Some(e) = a.error
+        && !(e > 0.0 && e.is_finite())
+    {
+        return Err(Error::Invalid(format!(
+            "--error must be a positive distance, got {e}"
+        )));
+    }
+    let opts = ConvertOptions {
+        frames: a.frames.as_deref().map(parse_frame_range).transpose()?,
+        fps: a.fps,
+        object: a.object.clone(),
+        sink: SinkOptions {
+            error_bound: a.error,
+            level: a.level,
+            ..Default::default()
+        },
+    };
+    let (files, frames) = convert_cache(&a.input, &a.output, &opts)?;
+    eprintln!("{} frames converted", frames);
+    for f in &files {
+        output_file(f);
+    }
+    Ok(())
 }
 
 pub fn run(a: &ConvertArgs) -> Result<()> {
+    if is_cache_conversion(a) {
+        return run_cache(a);
+    }
+    if a.frames.is_some() || a.error.is_some() {
+        return Err(Error::Invalid(
+            "--frames and --error apply to caches (.tcache, .abc → .abc, PLY sequences)".into(),
+        ));
+    }
     if !(a.scale.is_finite() && a.scale > 0.0) {
         return Err(Error::Invalid(format!(
             "--scale must be a positive number, got {}",

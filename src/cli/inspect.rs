@@ -20,7 +20,8 @@ pub struct InspectArgs {
     /// For point-cloud PLYs without strand layout: consecutive points per strand.
     #[arg(long, value_name = "N")]
     pub points_per_strand: Option<usize>,
-    /// Alembic: read every sample and check it against its stored digest.
+    /// Alembic: read every sample and check it against its stored digest; .tcache: decode
+    /// every frame.
     #[arg(long)]
     pub verify: bool,
 }
@@ -34,6 +35,7 @@ pub fn run(a: &InspectArgs) -> Result<()> {
     match ext.as_deref() {
         Some("obj") => inspect_mesh(&a.file, a.json),
         Some("abc") => super::inspect_abc::run(&a.file, a.json, a.verify),
+        Some("tcache") => super::inspect_cache::run(&a.file, a.json, a.verify),
         _ => inspect_groom(a),
     }
 }

@@ -5,6 +5,7 @@ pub mod convert;
 pub mod groom_cmd;
 pub mod inspect;
 pub mod inspect_abc;
+pub mod inspect_cache;
 pub mod motion_cmd;
 pub mod report;
 pub mod sdf_cmd;

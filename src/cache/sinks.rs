@@ -1,0 +1,153 @@
+//! Frame sinks: `.tcache`, Alembic, PLY sequences.
+
+use std::path::{Path, PathBuf};
+
+use tress_formats::alembic::cache::{AbcWriter, CurvesSpec, WriteOptions};
+use tress_formats::tcache::{Codec, HeadPose, TcacheHeader, TcacheWriter};
+use tress_formats::{Strands, ply};
+
+use super::CacheInfo;
+use super::ply_sequence::Pattern;
+use crate::error::{Error, Result};
+use crate::groom::files::output_error;
+
+/// Where frames go, one at a time.
+pub trait FrameSink {
+    fn write(&mut self, frame: f64, positions: &[[f32; 3]], pose: Option<HeadPose>) -> Result<()>;
+    /// Completes the output; returns the files written.
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>>;
+}
+
+/// Settings of the sinks.
+#[derive(Clone, Debug)]
+pub struct SinkOptions {
+    /// `.tcache`: lossy within this bound (scene units), lossless when `None`.
+    pub error_bound: Option<f32>,
+    /// `.tcache`: zstd level.
+    pub level: i32,
+    /// `.tcache`: frames between keyframes.
+    pub keyframe_interval: u32,
+    /// Alembic: write velocities for motion blur.
+    pub velocities: bool,
+}
+
+impl Default for SinkOptions {
+    fn default() -> Self {
+        SinkOptions {
+            error_bound: None,
+            level: 3,
+            keyframe_interval: 16,
+            velocities: true,
+        }
+    }
+}
+
+struct Tcache {
+    writer: TcacheWriter,
+}
+
+impl FrameSink for Tcache {
+    fn write(&mut self, frame: f64, positions: &[[f32; 3]], pose: Option<HeadPose>) -> Result<()> {
+        Ok(self.writer.write_frame(frame, positions, pose)?)
+    }
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>> {
+        Ok(vec![self.writer.finish()?])
+    }
+}
+
+struct Alembic {
+    writer: AbcWriter,
+    path: PathBuf,
+}
+
+impl FrameSink for Alembic {
+    fn write(&mut self, _frame: f64, positions: &[[f32; 3]], _pose: Option<HeadPose>) -> Result<()> {
+        self.writer
+            .write_frame(&[positions])
+            .map_err(|e| output_error(&self.path, e))
+    }
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>> {
+        let path = self.path.clone();
+        Ok(vec![self.writer.finish().map_err(|e| output_error(&path, e))?])
+    }
+}
+
+struct PlySequence {
+    pattern: Pattern,
+    topology: Strands,
+    written: Vec<PathBuf>,
+}
+
+impl FrameSink for PlySequence {
+    fn write(&mut self, frame: f64, positions: &[[f32; 3]], _pose: Option<HeadPose>) -> Result<()> {
+        if frame.fract() != 0.0 {
+            return Err(Error::Invalid(format!(
+                "PLY sequences need whole frame numbers, got {frame}"
+            )));
+        }
+        let path = self.pattern.path(frame as i64);
+        let mut s = self.topology.clone();
+        s.points = positions.to_vec();
+        let mut bytes = ply::to_bytes(&s, &format!("tress {} frame {frame}", env!("CARGO_PKG_VERSION")))?;
+        if self.pattern.compressed() {
+            bytes = zstd::bulk::compress(&bytes, 3).map_err(|e| Error::Runtime(e.to_string()))?;
+        }
+        tress_formats::atomic::write(&path, &bytes).map_err(|e| output_error(&path, e))?;
+        self.written.push(path);
+        Ok(())
+    }
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>> {
+        Ok(self.written)
+    }
+}
+
+/// Opens a sink by path: `.tcache`, `.abc`, or a PLY sequence pattern (`hair.####.ply[.zst]`).
+pub fn create_sink(
+    path: &Path,
+    info: &CacheInfo,
+    start_frame: f64,
+    opts: &SinkOptions,
+) -> Result<Box<dyn FrameSink>> {
+    if let Some(pattern) = Pattern::parse(path) {
+        return Ok(Box::new(PlySequence {
+            pattern,
+            topology: info.topology.clone(),
+            written: Vec::new(),
+        }));
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("tcache") => {
+            let codec = match opts.error_bound {
+                Some(bound) => Codec::Lossy { bound },
+                None => Codec::Lossless,
+            };
+            let header = TcacheHeader {
+                fps: info.fps,
+                codec,
+                keyframe_interval: opts.keyframe_interval,
+                rest: info.topology.clone(),
+            };
+            let writer = TcacheWriter::create(path, header, opts.level).map_err(|e| output_error(path, e))?;
+            Ok(Box::new(Tcache { writer }))
+        }
+        Some("abc") => {
+            let mut w = AbcWriter::with_options(path, &WriteOptions::new(info.fps, start_frame))
+                .map_err(|e| output_error(path, e))?;
+            let mut spec = CurvesSpec::from_strands("groom", "hair", &info.topology);
+            spec.velocities = opts.velocities;
+            w.add_curves(&spec)?;
+            Ok(Box::new(Alembic {
+                writer: w,
+                path: path.to_path_buf(),
+            }))
+        }
+        _ => Err(Error::Invalid(format!(
+            "{}: not a cache format (known: .tcache, .abc, PLY sequences named with #)",
+            path.display()
+        ))),
+    }
+}
