@@ -11,6 +11,7 @@ pub mod error;
 pub mod groom;
 pub mod motion;
 pub mod presets;
+pub mod sim;
 
 pub use error::{Error, Result};
 pub use tress_formats as formats;

@@ -34,6 +34,9 @@ impl FrameSource for Tcache {
     fn read(&mut self, index: usize) -> Result<Vec<[f32; 3]>> {
         Ok(self.reader.frame(index)?)
     }
+    fn pose(&mut self, index: usize) -> Option<HeadPose> {
+        self.reader.pose(index).ok()
+    }
 }
 
 struct Alembic {

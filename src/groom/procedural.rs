@@ -113,6 +113,8 @@ impl GroomParams {
 
 /// Distance the combed hair keeps from the cranium (cm), before per-strand layering.
 const LIFT: f32 = 0.35;
+/// Least distance of any point past the root from the cranium (cm, along each axis).
+const MIN_CLEARANCE: f32 = 0.1;
 /// Dense steps per output segment while growing a strand.
 const OVERSAMPLE: usize = 8;
 /// Laplacian smoothing of the dense centreline: rounds of passes, each round followed by
@@ -238,7 +240,14 @@ pub fn generate(p: &GroomParams) -> Result<Groom> {
     for d in &dirs {
         let root = p.scalp.surface_point(*d);
         let length = p.length * (1.0 + rng.random_range(-p.length_jitter..=p.length_jitter));
-        let lift = LIFT * rng.random_range(0.6..1.6);
+        // Curls and waves swing `curl_radius` around the centreline: lift it that much more so
+        // they clear the cranium.
+        let lift = LIFT * rng.random_range(0.6..1.6)
+            + if p.style == Style::Straight {
+                0.0
+            } else {
+                p.curl_radius
+            };
         let phase: f32 = rng.random_range(0.0..std::f32::consts::TAU);
         // Grow the centreline short enough that the curled, resampled strand comes out at
         // `length` (curls add arc length; resampling cuts a little off as chords).
@@ -248,7 +257,11 @@ pub fn generate(p: &GroomParams) -> Result<Groom> {
         for _ in 0..6 {
             let step = centre_len / dense_steps as f32;
             let c = centreline(&p.scalp, root, lift, dense_steps, step);
-            let dense = curl(&c, p.style, p.curl_radius, p.curl_frequency, phase, step);
+            let mut dense = curl(&c, p.style, p.curl_radius, p.curl_frequency, phase, step);
+            // Where the centreline turns tightly a curl can still dip towards the head.
+            for q in dense.iter_mut().skip(1) {
+                *q = p.scalp.push_out(*q, MIN_CLEARANCE);
+            }
             let dense = Groom::new(dense, vec![dense_steps as u32 + 1], StrandAttrs::default())?;
             let candidate = resample(&dense, p.points).points().to_vec();
             let got = arc_length(&candidate);
@@ -325,15 +338,27 @@ mod tests {
 
     #[test]
     fn roots_lie_on_the_scalp_and_hair_stays_outside_the_cranium() {
-        let p = small(Style::Straight);
-        let g = generate(&p).unwrap();
-        for s in g.strands() {
-            assert!((p.scalp.implicit(s[0], 0.0) - 1.0).abs() < 1e-4);
-            for q in &s[1..] {
-                assert!(p.scalp.implicit(*q, 0.0) > 1.0 - 1e-3, "point inside the head");
+        for style in [Style::Straight, Style::Wavy, Style::Curly] {
+            let p = small(style);
+            let g = generate(&p).unwrap();
+            for s in g.strands() {
+                assert!((p.scalp.implicit(s[0], 0.0) - 1.0).abs() < 1e-4);
+                for q in &s[1..] {
+                    // Clear of the cranium grown by half the clearance (resampling takes
+                    // chords of the dense curve).
+                    assert!(
+                        p.scalp.implicit(*q, 0.5 * MIN_CLEARANCE) > 1.0,
+                        "{style:?}: point inside the head"
+                    );
+                }
+                // Combed hair ends below its root, or (short curly centrelines from the crown)
+                // at least behind it.
+                let (tip, root) = (s[s.len() - 1], s[0]);
+                assert!(
+                    tip.y < root.y || (style == Style::Curly && tip.z < root.z),
+                    "{style:?}: tip {tip:?} root {root:?}"
+                );
             }
-            // Combed hair ends below its root.
-            assert!(s[s.len() - 1].y < s[0].y);
         }
     }
 

@@ -317,6 +317,14 @@ impl TcacheReader {
         Ok(self.last.as_ref().expect("decoded").positions.clone())
     }
 
+    /// Head pose stored with the frame at sequence index `seq` (identity when none was).
+    pub fn pose(&mut self, seq: usize) -> Result<HeadPose> {
+        if !matches!(&self.last, Some(d) if d.seq == seq) {
+            self.frame(seq)?;
+        }
+        Ok(self.last.as_ref().expect("decoded").pose)
+    }
+
     fn decode_next(&mut self, seq: usize) -> Result<()> {
         let (pose, predictor, words) = self.chunk(seq)?;
         let keyframe = seq % self.header.keyframe_interval as usize == 0;

@@ -40,9 +40,25 @@ pub(crate) fn lattice(header: &TcacheHeader) -> (Vec<i32>, Vec<bool>, f64) {
     (rest, first, step)
 }
 
+/// Where a cache is written: under a temporary name renamed on completion (outputs), or
+/// directly to its name (logs that must stay readable if the writer is killed).
+enum Output {
+    Atomic(AtomicFile),
+    InPlace(std::io::BufWriter<std::fs::File>),
+}
+
+impl Output {
+    fn sink(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Atomic(f) => f,
+            Output::InPlace(f) => f,
+        }
+    }
+}
+
 pub struct TcacheWriter {
     path: PathBuf,
-    out: AtomicFile,
+    out: Output,
     header: TcacheHeader,
     pos: u64,
     index: Vec<(f64, u64)>,
@@ -58,9 +74,27 @@ pub struct TcacheWriter {
 }
 
 impl TcacheWriter {
-    /// Starts a cache; the header goes out at once. `level` is the zstd level (3 is fast).
+    /// Starts a cache; the header goes out at once. `level` is the zstd level (3 is fast). The
+    /// file appears under its name when [`TcacheWriter::finish`] completes.
     pub fn create(path: impl AsRef<Path>, header: TcacheHeader, level: i32) -> Result<TcacheWriter> {
-        let path = path.as_ref().to_path_buf();
+        let out = Output::Atomic(AtomicFile::create(path.as_ref())?);
+        TcacheWriter::start(path.as_ref().to_path_buf(), out, header, level)
+    }
+
+    /// Like [`TcacheWriter::create`] but writing straight to `path`, frame by frame, so a killed
+    /// writer leaves a readable prefix there (simulation frame logs).
+    pub fn create_in_place(path: impl AsRef<Path>, header: TcacheHeader, level: i32) -> Result<TcacheWriter> {
+        let path = path.as_ref();
+        let file = std::fs::File::create(path).in_file(path)?;
+        TcacheWriter::start(
+            path.to_path_buf(),
+            Output::InPlace(std::io::BufWriter::new(file)),
+            header,
+            level,
+        )
+    }
+
+    fn start(path: PathBuf, mut out: Output, header: TcacheHeader, level: i32) -> Result<TcacheWriter> {
         header.rest.validate().in_file(&path)?;
         if let Codec::Lossy { bound } = header.codec
             && !(bound > 0.0 && bound.is_finite())
@@ -69,7 +103,6 @@ impl TcacheWriter {
                 "the error bound must be positive, got {bound}"
             )));
         }
-        let mut out = AtomicFile::create(&path)?;
         let body = header.encode();
         let mut head = Vec::with_capacity(body.len() + 32);
         head.extend_from_slice(MAGIC);
@@ -77,8 +110,8 @@ impl TcacheWriter {
         head.extend_from_slice(&(body.len() as u64).to_le_bytes());
         head.extend_from_slice(&body);
         head.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
-        out.write_all(&head).in_file(&path)?;
-        out.flush().in_file(&path)?;
+        out.sink().write_all(&head).in_file(&path)?;
+        out.sink().flush().in_file(&path)?;
         let (rest, first_of_strand, step) = lattice(&header);
         Ok(TcacheWriter {
             pos: head.len() as u64,
@@ -206,8 +239,8 @@ impl TcacheWriter {
             chunk.extend_from_slice(b);
         }
         chunk.extend_from_slice(&crc32fast::hash(&chunk).to_le_bytes());
-        self.out.write_all(&chunk).in_file(&self.path)?;
-        self.out.flush().in_file(&self.path)?;
+        self.out.sink().write_all(&chunk).in_file(&self.path)?;
+        self.out.sink().flush().in_file(&self.path)?;
         self.previous_pose = pose;
         self.index.push((frame, self.pos));
         self.pos += chunk.len() as u64;
@@ -226,8 +259,11 @@ impl TcacheWriter {
         idx.extend_from_slice(&crc32fast::hash(&idx).to_le_bytes());
         idx.extend_from_slice(&self.pos.to_le_bytes());
         idx.extend_from_slice(END_TAG);
-        self.out.write_all(&idx).in_file(&self.path)?;
-        self.out.commit()?;
+        self.out.sink().write_all(&idx).in_file(&self.path)?;
+        match self.out {
+            Output::Atomic(f) => f.commit()?,
+            Output::InPlace(mut f) => f.flush().in_file(&self.path)?,
+        }
         Ok(self.path)
     }
 }

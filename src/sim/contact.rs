@@ -1,0 +1,180 @@
+//! Contacts with the colliders, in two layers.
+//!
+//! * Resting contact: particles within `margin` of a collider at the start of a step get a stiff
+//!   one-sided penalty spring along the collider's normal, integrated implicitly with the
+//!   strand's springs, so hair lying on a head is held there instead of sinking under gravity
+//!   and being thrown back out every step. Its impulse sets the friction budget.
+//! * Penetration: after the step, particles still inside a collider are projected out.
+//!
+//! Both use the friction approximation of 001 §7.1 (after Bridson et al. 2002): the normal
+//! velocity change Δv_n sets a budget μ·Δv_n; a contact whose tangential relative speed is below
+//! it sticks, otherwise the tangential relative velocity shrinks by it.
+//!
+//! Strain limiting runs between the two.
+
+use glam::Vec3;
+
+use super::model::{Pin, StrandModel};
+use crate::collide::Colliders;
+use crate::motion::Pose;
+
+/// Limits edge strain to `max_strain` walking from the root; moved particles get the matching
+/// velocity change (so the correction is not undone next step). Returns the largest strain seen.
+pub fn limit_strain(
+    model: &StrandModel,
+    s: usize,
+    x: &mut [Vec3],
+    v: &mut [Vec3],
+    max_strain: f32,
+    h: f32,
+) -> f32 {
+    let o = model.offsets[s];
+    let mut worst: f32 = 0.0;
+    for i in 0..x.len().saturating_sub(1) {
+        let rest = model.edge_rest(s, o + i);
+        let d = x[i + 1] - x[i];
+        let l = d.length();
+        if rest <= 0.0 || l <= 0.0 {
+            continue;
+        }
+        worst = worst.max(l / rest - 1.0);
+        let max = rest * (1.0 + max_strain);
+        if l > max && model.pins[o + i + 1] == Pin::Free {
+            let target = x[i] + d * (max / l);
+            v[i + 1] += (target - x[i + 1]) / h;
+            x[i + 1] = target;
+        }
+    }
+    worst
+}
+
+/// Penalty stiffness of resting contacts, an acceleration per cm inside the margin (1/s²):
+/// gravity alone sinks a resting particle 981 / 2e5 ≈ 0.005 cm into its margin.
+pub const CONTACT_STIFFNESS: f32 = 2.0e6;
+/// Normal damping of resting contacts (1/s), critical for [`CONTACT_STIFFNESS`].
+pub const CONTACT_DAMPING: f32 = 2800.0;
+
+/// A particle near a collider at the start of a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Touch {
+    /// Signed distance to the collider (cm).
+    pub distance: f32,
+    /// Outward normal.
+    pub normal: Vec3,
+    /// Velocity of the collider's surface.
+    pub velocity: Vec3,
+}
+
+/// Contact acceleration and its derivative with respect to depth, at `distance` from a collider
+/// with a `margin`: linear (`CONTACT_STIFFNESS` per cm) deeper than `margin / 2` inside the
+/// margin, a quadratic ramp from there to `1.5 margin`, zero beyond. The ramp keeps the force's
+/// derivative continuous: with an abrupt switch at the margin, particles resting there chatter
+/// in and out of contact from one step to the next.
+pub fn contact_acceleration(distance: f32, margin: f32) -> (f32, f32) {
+    let delta = 0.5 * margin;
+    let depth = margin - distance;
+    if depth >= delta {
+        (CONTACT_STIFFNESS * depth, CONTACT_STIFFNESS)
+    } else if depth > -delta {
+        let r = depth + delta;
+        (
+            CONTACT_STIFFNESS * r * r / (4.0 * delta),
+            CONTACT_STIFFNESS * r / (2.0 * delta),
+        )
+    } else {
+        (0.0, 0.0)
+    }
+}
+
+/// Finds the free particles of strand `s` within reach of the contact force (local indices).
+#[allow(clippy::too_many_arguments)]
+pub fn touches(
+    model: &StrandModel,
+    s: usize,
+    x: &[Vec3],
+    colliders: &Colliders,
+    poses: &[Pose],
+    t: f64,
+    margin: f32,
+    out: &mut Vec<Option<Touch>>,
+) {
+    let o = model.offsets[s];
+    out.clear();
+    out.extend(x.iter().enumerate().map(|(i, p)| {
+        if model.pins[o + i] != Pin::Free {
+            return None;
+        }
+        colliders
+            .query(*p, t, poses)
+            .filter(|c| c.distance < 1.5 * margin)
+            .map(|c| Touch {
+                distance: c.distance,
+                normal: c.normal,
+                velocity: c.velocity,
+            })
+    }));
+}
+
+/// Coulomb friction on relative velocity `rel` against normal `n`, given the normal velocity
+/// change `normal_dv` the contact applied: sticks within the budget μ·Δv_n, else slows.
+pub fn friction(rel: Vec3, n: Vec3, normal_dv: f32, mu: f32) -> Vec3 {
+    let vn = rel.dot(n);
+    let vt = rel - vn * n;
+    let budget = mu * normal_dv.max(0.0);
+    let speed = vt.length();
+    let vt = if speed <= budget {
+        Vec3::ZERO
+    } else {
+        vt * (1.0 - budget / speed)
+    };
+    vt + vn * n
+}
+
+/// Contact statistics of a strand.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ContactStats {
+    pub contacts: u32,
+    /// Largest penetration found before projection (positive depth).
+    pub deepest: f32,
+}
+
+/// Projects free particles that ended the step inside a collider back to its surface and
+/// applies friction; they are resting contacts from the next step on.
+#[allow(clippy::too_many_arguments)]
+pub fn collide(
+    model: &StrandModel,
+    s: usize,
+    x: &mut [Vec3],
+    v: &mut [Vec3],
+    colliders: &Colliders,
+    poses: &[Pose],
+    t: f64,
+    margin: f32,
+    mu: f32,
+    h: f32,
+) -> ContactStats {
+    let o = model.offsets[s];
+    let mut st = ContactStats::default();
+    for i in 0..x.len() {
+        if model.pins[o + i] != Pin::Free {
+            continue;
+        }
+        let Some(c) = colliders.query(x[i], t, poses) else {
+            continue;
+        };
+        if c.distance >= 0.0 {
+            continue;
+        }
+        st.contacts += 1;
+        st.deepest = st.deepest.max(-c.distance);
+        // Out to a fraction of the margin, where the resting contact takes over.
+        let push = 0.25 * margin - c.distance;
+        x[i] += push * c.normal;
+        let rel = v[i] - c.velocity;
+        let vn = rel.dot(c.normal);
+        let normal_dv = (-vn).max(0.0) + push / h;
+        let rel = friction(rel, c.normal, normal_dv, mu) - vn.min(0.0) * c.normal;
+        v[i] = c.velocity + rel;
+    }
+    st
+}

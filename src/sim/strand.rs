@@ -1,0 +1,365 @@
+//! One strand's dynamics over one step: forces of its springs, gravity and drag, and the
+//! integration — forward Euler, symplectic Euler (004) or linearized backward Euler
+//! (Baraff & Witkin 1998) with the strand's banded system solved directly.
+
+use glam::{Mat3, Vec3};
+use serde::{Deserialize, Serialize};
+
+use super::band::BandMatrix;
+use super::contact::{CONTACT_DAMPING, CONTACT_STIFFNESS, Touch, contact_acceleration};
+
+/// Slip speed (cm/s) below which a resting contact counts as stuck (see the friction damper).
+const FRICTION_SLIP: f32 = 1e-4;
+use super::model::{AltitudeKind, Pin, StrandModel, altitude_fade, edge_edge, point_face};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Integrator {
+    /// Forward (explicit) Euler: x += h v, then v += h a. Needs very small steps.
+    Explicit,
+    /// Symplectic Euler: v += h a, then x += h v (004). Needs small steps.
+    Symplectic,
+    /// Linearized backward Euler: stable with one or a few steps per frame.
+    Implicit,
+}
+
+/// Per-step inputs shared by all strands.
+pub struct StepInput<'a> {
+    pub h: f32,
+    pub gravity: Vec3,
+    pub air_damping: f32,
+    /// Targets of head-pinned particles at the end of the step.
+    pub targets: &'a [Vec3],
+    /// Zero-length root spring stiffness (004) instead of kinematic roots, if set: the
+    /// "Head" pins are then free particles pulled to their targets.
+    pub root_spring: Option<f32>,
+    /// Distance kept from colliders; resting contacts hold particles within it.
+    pub margin: f32,
+    /// Hair–solid friction coefficient.
+    pub friction: f32,
+}
+
+/// Reusable buffers of one thread.
+#[derive(Default)]
+pub struct Scratch {
+    force: Vec<Vec3>,
+    kv: Vec<Vec3>,
+    a: BandMatrix,
+    rhs: Vec<f64>,
+    free: Vec<usize>,
+    slot: Vec<Option<usize>>,
+    dv_fixed: Vec<Vec3>,
+}
+
+/// Half bandwidth (in particles) of the strand system: torsion and altitude springs reach 3 on.
+const PARTICLE_BAND: usize = 3;
+
+fn outer(a: Vec3, b: Vec3) -> Mat3 {
+    Mat3::from_cols(a * b.x, a * b.y, a * b.z)
+}
+
+impl Scratch {
+    /// Adds a symmetric block `m` between local particles i and j (i ≠ j) of the system matrix
+    /// `M − h D − h² K` and the diagonal counterparts: A_ii += m, A_jj += m, A_ij −= m.
+    fn pair(&mut self, i: usize, j: usize, m: Mat3) {
+        self.block(i, i, m);
+        self.block(j, j, m);
+        self.block(i, j, -m);
+    }
+
+    /// Adds block `m` at (i, j) (and its transpose at (j, i)); blocks touching a fixed particle
+    /// move to the right-hand side through its prescribed velocity change.
+    fn block(&mut self, i: usize, j: usize, m: Mat3) {
+        let sc = self;
+        match (sc.slot[i], sc.slot[j]) {
+            (Some(a), Some(b)) => {
+                if i == j {
+                    for r in 0..3 {
+                        for c in 0..=r {
+                            sc.a.add(3 * a + r, 3 * a + c, m.col(c)[r] as f64);
+                        }
+                    }
+                } else {
+                    for r in 0..3 {
+                        for c in 0..3 {
+                            sc.a.add(3 * a + r, 3 * b + c, m.col(c)[r] as f64);
+                        }
+                    }
+                }
+            }
+            (Some(a), None) => {
+                let d = m * sc.dv_fixed[j];
+                for r in 0..3 {
+                    sc.rhs[3 * a + r] -= d[r] as f64;
+                }
+            }
+            (None, Some(b)) => {
+                let d = m.transpose() * sc.dv_fixed[i];
+                for r in 0..3 {
+                    sc.rhs[3 * b + r] -= d[r] as f64;
+                }
+            }
+            (None, None) => {}
+        }
+    }
+}
+
+/// Advances strand `s` by one step. `x`, `v` are the strand's own particles; `ext` an extra
+/// acceleration per particle (hair–hair repulsion). Returns false if the implicit system was
+/// not positive definite (the step then falls back to symplectic Euler).
+#[allow(clippy::too_many_arguments)]
+pub fn step_strand(
+    model: &StrandModel,
+    s: usize,
+    x: &mut [Vec3],
+    v: &mut [Vec3],
+    ext: &[Vec3],
+    touches: &[Option<Touch>],
+    input: &StepInput,
+    integrator: Integrator,
+    sc: &mut Scratch,
+) -> bool {
+    let o = model.offsets[s];
+    let n = x.len();
+    let h = input.h;
+    let pins = &model.pins[o..o + n];
+    let mass = &model.mass[o..o + n];
+    let kinematic = |p: Pin| p == Pin::World || (p == Pin::Head && input.root_spring.is_none());
+    sc.force.clear();
+    sc.force.resize(n, Vec3::ZERO);
+    sc.kv.clear();
+    sc.kv.resize(n, Vec3::ZERO);
+    sc.slot.clear();
+    sc.free.clear();
+    sc.dv_fixed.clear();
+    sc.dv_fixed.resize(n, Vec3::ZERO);
+    for i in 0..n {
+        if kinematic(pins[i]) {
+            sc.slot.push(None);
+            let target = match pins[i] {
+                Pin::Head => input.targets[o + i],
+                _ => x[i],
+            };
+            sc.dv_fixed[i] = (target - x[i]) / h - v[i];
+        } else {
+            sc.slot.push(Some(sc.free.len()));
+            sc.free.push(i);
+        }
+    }
+    let implicit = integrator == Integrator::Implicit;
+    let nf = sc.free.len();
+    if implicit {
+        sc.a.reset(3 * nf, 3 * PARTICLE_BAND + 2);
+        sc.rhs.clear();
+        sc.rhs.resize(3 * nf, 0.0);
+    }
+    let hh = h * h;
+
+    // Gravity, drag, external acceleration, mass; zero-length root springs (004).
+    for i in 0..n {
+        let m = mass[i];
+        sc.force[i] += m * (input.gravity + ext[i]) - m * input.air_damping * v[i];
+        if let (Pin::Head, Some(k)) = (pins[i], input.root_spring) {
+            let anchor = input.targets[o + i];
+            sc.force[i] += -k * m * (x[i] - anchor);
+            sc.kv[i] += -k * m * v[i];
+            if implicit {
+                sc.block(i, i, Mat3::from_diagonal(Vec3::splat(hh * k * m)));
+            }
+        }
+        if implicit {
+            sc.block(
+                i,
+                i,
+                Mat3::from_diagonal(Vec3::splat(m + h * m * input.air_damping)),
+            );
+        }
+    }
+
+    // Resting contacts: one-sided penalty springs along the collider normal.
+    for (i, t) in touches.iter().enumerate() {
+        let Some(t) = t else { continue };
+        if sc.slot[i].is_none() {
+            continue;
+        }
+        let m = mass[i];
+        let n = t.normal;
+        let (a, k) = contact_acceleration(t.distance, input.margin);
+        let rel = v[i] - t.velocity;
+        let vn = rel.dot(n);
+        let vt = rel - vn * n;
+        let damping = if k > 0.0 {
+            CONTACT_DAMPING * (k / CONTACT_STIFFNESS).sqrt()
+        } else {
+            0.0
+        };
+        sc.force[i] += m * (a - damping * vn) * n;
+        sc.kv[i] += -m * k * v[i].dot(n) * n;
+        // Friction (001 §7.1's Coulomb law μ·|f_n|) as a tangential damper whose coefficient
+        // is lagged from the current slip speed: sliding contacts feel μ·|f_n| against their
+        // motion, nearly stuck ones a damper stiff enough to hold them (creep below
+        // FRICTION_SLIP). Inside the implicit solve it cannot overshoot, which friction applied
+        // to the solved velocities afterwards does (a two-step limit cycle).
+        let mut cf = input.friction * a / vt.length().max(FRICTION_SLIP);
+        if !implicit {
+            cf = cf.min(0.5 / h);
+        }
+        sc.force[i] += -m * cf * vt;
+        if implicit {
+            let nn = outer(n, n);
+            sc.block(
+                i,
+                i,
+                (h * m * damping + hh * m * k) * nn + h * m * cf * (Mat3::IDENTITY - nn),
+            );
+        }
+    }
+
+    // Two-particle springs.
+    for sp in &model.springs[model.spring_offsets[s]..model.spring_offsets[s + 1]] {
+        let (a, b) = (sp.a as usize - o, sp.b as usize - o);
+        let d = x[b] - x[a];
+        let l = d.length();
+        if l < 1e-9 {
+            continue;
+        }
+        let nrm = d / l;
+        let fs = sp.k * (l - sp.rest) * nrm;
+        let fd = sp.c * (v[b] - v[a]).dot(nrm) * nrm;
+        sc.force[a] += fs + fd;
+        sc.force[b] -= fs + fd;
+        if implicit {
+            let nn = outer(nrm, nrm);
+            let geo = (1.0 - sp.rest / l).max(0.0);
+            let j = sp.k * (nn + geo * (Mat3::IDENTITY - nn));
+            let kvd = j * (v[b] - v[a]);
+            sc.kv[a] += kvd;
+            sc.kv[b] -= kvd;
+            sc.pair(a, b, h * sp.c * nn + hh * j);
+        }
+    }
+
+    // Altitude springs (Selle et al. 2008), with the rank-one Jacobian along the altitude.
+    for al in &model.altitudes[model.altitude_offsets[s]..model.altitude_offsets[s + 1]] {
+        let (idx, geom) = match al.kind {
+            AltitudeKind::PointFace { p, a, b, c } => {
+                let ids = [p, a, b, c].map(|i| i as usize - o);
+                match point_face(x[ids[0]], x[ids[1]], x[ids[2]], x[ids[3]]) {
+                    Some((hgt, nrm, w, sine)) => (ids, (hgt, nrm, [1.0, -w[0], -w[1], -w[2]], sine)),
+                    None => continue,
+                }
+            }
+            AltitudeKind::EdgeEdge { a, b, c, d } => {
+                let ids = [a, b, c, d].map(|i| i as usize - o);
+                match edge_edge(x[ids[0]], x[ids[1]], x[ids[2]], x[ids[3]]) {
+                    Some((hgt, nrm, s1, t, sine)) => (ids, (hgt, nrm, [-(1.0 - s1), -s1, 1.0 - t, t], sine)),
+                    None => continue,
+                }
+            }
+        };
+        let (hgt, nrm, w, sine) = geom;
+        let fade = altitude_fade(sine);
+        if fade == 0.0 {
+            continue;
+        }
+        let (k, c) = (fade * al.k, fade * al.c);
+        // Rate of change of the altitude.
+        let vel: f32 = (0..4).map(|q| w[q] * v[idx[q]].dot(nrm)).sum();
+        let f = -k * (hgt - al.rest) - c * vel;
+        for q in 0..4 {
+            sc.force[idx[q]] += f * w[q] * nrm;
+        }
+        if implicit {
+            let nn = outer(nrm, nrm);
+            for q in 0..4 {
+                sc.kv[idx[q]] += -k * w[q] * vel * nrm;
+                for r in 0..=q {
+                    let m = (h * c + hh * k) * w[q] * w[r] * nn;
+                    if q == r {
+                        sc.block(idx[q], idx[q], m);
+                    } else {
+                        sc.block(idx[q], idx[r], m);
+                    }
+                }
+            }
+        }
+    }
+
+    let apply_fixed = |x: &mut [Vec3], v: &mut [Vec3], sc: &Scratch| {
+        for i in 0..n {
+            if sc.slot[i].is_none() {
+                v[i] += sc.dv_fixed[i];
+                x[i] += h * v[i];
+            }
+        }
+    };
+    match integrator {
+        Integrator::Explicit => {
+            for &i in &sc.free {
+                x[i] += h * v[i];
+                v[i] += h * sc.force[i] / mass[i];
+            }
+            apply_fixed(x, v, sc);
+            true
+        }
+        Integrator::Symplectic => {
+            symplectic(x, v, mass, input, sc);
+            apply_fixed(x, v, sc);
+            true
+        }
+        Integrator::Implicit => {
+            // rhs = h (f + h K v) − (coupling to fixed particles, already subtracted).
+            for (slot, &i) in sc.free.iter().enumerate() {
+                let r = h * (sc.force[i] + h * sc.kv[i]);
+                for c in 0..3 {
+                    sc.rhs[3 * slot + c] += r[c] as f64;
+                }
+            }
+            if !sc.a.factor() {
+                symplectic(x, v, mass, input, sc);
+                apply_fixed(x, v, sc);
+                return false;
+            }
+            let mut rhs = std::mem::take(&mut sc.rhs);
+            sc.a.solve(&mut rhs);
+            for (slot, &i) in sc.free.iter().enumerate() {
+                v[i] += Vec3::new(
+                    rhs[3 * slot] as f32,
+                    rhs[3 * slot + 1] as f32,
+                    rhs[3 * slot + 2] as f32,
+                );
+            }
+            sc.rhs = rhs;
+            for &i in &sc.free {
+                x[i] += h * v[i];
+            }
+            apply_fixed(x, v, sc);
+            true
+        }
+    }
+}
+
+fn symplectic(x: &mut [Vec3], v: &mut [Vec3], mass: &[f32], input: &StepInput, sc: &Scratch) {
+    for &i in &sc.free {
+        v[i] += input.h * sc.force[i] / mass[i];
+    }
+    for &i in &sc.free {
+        x[i] += input.h * v[i];
+    }
+}
+
+/// Energy of a strand: kinetic, two-particle springs and gravity (altitude springs and contacts
+/// left out), for tests and monitoring.
+pub fn energy(model: &StrandModel, s: usize, x: &[Vec3], v: &[Vec3], gravity: Vec3) -> f64 {
+    let o = model.offsets[s];
+    let mut e = 0.0f64;
+    for (i, (p, u)) in x.iter().zip(v).enumerate() {
+        let m = model.mass[o + i] as f64;
+        e += 0.5 * m * u.length_squared() as f64 - m * gravity.dot(*p) as f64;
+    }
+    for sp in &model.springs[model.spring_offsets[s]..model.spring_offsets[s + 1]] {
+        let l = x[sp.b as usize - o].distance(x[sp.a as usize - o]) as f64;
+        e += 0.5 * sp.k as f64 * (l - sp.rest as f64).powi(2);
+    }
+    e
+}
