@@ -20,6 +20,9 @@ pub enum Error {
     /// Something failed while running (not the input's fault).
     #[error("{0}")]
     Runtime(String),
+    /// A long run was asked to stop; it can be resumed.
+    #[error("{0}")]
+    Stopped(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -37,7 +40,7 @@ impl Error {
             Error::Format(e) if e.is_bad_input() => exit::BAD_INPUT,
             Error::Format(_) => exit::RUNTIME,
             Error::Invalid(_) => exit::BAD_INPUT,
-            Error::Write { .. } | Error::Runtime(_) => exit::RUNTIME,
+            Error::Write { .. } | Error::Runtime(_) | Error::Stopped(_) => exit::RUNTIME,
         }
     }
 }

@@ -221,3 +221,394 @@ fn settled_groom_on_a_still_head_does_not_drift() {
         assert!(deepest <= 0.05);
     }
 }
+
+/// Mean helix radius of the strands, from the discrete curvature κ (Menger) and torsion τ
+/// (dihedral angle per segment) of each point: r = κ / (κ² + τ²) for a helix. The first points
+/// (where the curl ramps in at the root) are left out.
+fn helix_radius(x: &[Vec3], offsets: &[usize]) -> f64 {
+    let (mut sum, mut n) = (0.0f64, 0usize);
+    for s in 0..offsets.len() - 1 {
+        let p = &x[offsets[s]..offsets[s + 1]];
+        for i in 4..p.len() - 2 {
+            let (a, b, c, d) = (p[i - 1], p[i], p[i + 1], p[i + 2]);
+            let k = 2.0 * (b - a).cross(c - b).length()
+                / ((b - a).length() * (c - b).length() * (c - a).length());
+            let n1 = (b - a).cross(c - b).normalize();
+            let n2 = (c - b).cross(d - c).normalize();
+            let tau = n1.dot(n2).clamp(-1.0, 1.0).acos() / (c - b).length();
+            if k.is_finite() && tau.is_finite() {
+                sum += (k / (k * k + tau * tau)) as f64;
+                n += 1;
+            }
+        }
+    }
+    sum / n as f64
+}
+
+/// Curly hair hanging under gravity keeps its curl radius within 10 %.
+#[test]
+fn curls_keep_their_radius_under_gravity() {
+    let (groom, colliders) = scene(Style::Curly, 200, HeadTrack::still(Pose::IDENTITY));
+    let mut sim = Simulation::new(
+        &groom,
+        material_of(Style::Curly),
+        SimOptions::default(),
+        colliders,
+        0.0,
+    );
+    let before = helix_radius(&sim.x, &sim.model.offsets);
+    for _ in 0..72 {
+        sim.step_frame(1.0 / 24.0, true);
+    }
+    let after = helix_radius(&sim.x, &sim.model.offsets);
+    let sag = sim
+        .x
+        .iter()
+        .zip(&sim.model.rest)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0, f32::max);
+    eprintln!(
+        "curl radius {before:.4} cm at rest, {after:.4} cm hanging (ratio {:.3}); largest displacement {sag:.2} cm",
+        after / before
+    );
+    assert!(
+        (after / before - 1.0).abs() < 0.1,
+        "curl radius {before} → {after}"
+    );
+    // Gravity did act: the curls are not simply frozen.
+    assert!(sag > 0.2);
+}
+
+/// Relative change of every strand's length from rest: (mean, max).
+fn length_change(sim: &Simulation) -> (f64, f64) {
+    let (mut sum, mut max) = (0.0f64, 0.0f64);
+    let n = sim.model.strand_count();
+    for s in 0..n {
+        let r = sim.model.offsets[s]..sim.model.offsets[s + 1];
+        let len = |p: &[Vec3]| p.windows(2).map(|w| w[0].distance(w[1]) as f64).sum::<f64>();
+        let c = (len(&sim.x[r.clone()]) / len(&sim.model.rest[r]) - 1.0).abs();
+        sum += c;
+        max = max.max(c);
+    }
+    (sum / n as f64, max)
+}
+
+/// Under a walking head: no particle ends a frame deeper than 0.5 mm inside a collider, and
+/// strands keep their length (mean change under 1 %).
+#[test]
+fn moving_head_keeps_hair_outside_and_strands_inextensible() {
+    let track = tress::motion::RandomMotion::preset("walk")
+        .unwrap()
+        .track()
+        .unwrap();
+    let (groom, colliders) = scene(Style::Straight, 300, track);
+    let mut sim = Simulation::new(
+        &groom,
+        material_of(Style::Straight),
+        SimOptions::default(),
+        colliders,
+        0.0,
+    );
+    for _ in 0..24 {
+        sim.step_frame(1.0 / 24.0, true);
+    }
+    let (mut deepest, mut mean, mut worst, mut substeps) = (0.0f32, 0.0f64, 0.0f64, 0);
+    for _ in 0..100 {
+        let st = sim.step_frame(1.0 / 24.0, false);
+        deepest = deepest.max(st.residual_penetration);
+        substeps = substeps.max(st.substeps);
+        let (m, w) = length_change(&sim);
+        mean = mean.max(m);
+        worst = worst.max(w);
+    }
+    eprintln!(
+        "walk: deepest penetration after a frame {:.4} mm; length change mean {:.4} % (worst frame), max {:.3} %; up to {substeps} substeps",
+        deepest * 10.0,
+        mean * 100.0,
+        worst * 100.0
+    );
+    assert!(deepest <= 0.05, "{deepest} cm inside");
+    assert!(mean < 0.01);
+}
+
+/// Runs `frames` frames of a small scene under the violent motion in a pool of `threads`.
+fn run_in_pool(threads: usize, frames: usize) -> (Vec<Vec3>, Vec<Vec3>) {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let track = tress::motion::RandomMotion::preset("violent")
+            .unwrap()
+            .track()
+            .unwrap();
+        let (groom, colliders) = scene(Style::Wavy, 150, track);
+        let mut sim = Simulation::new(
+            &groom,
+            material_of(Style::Wavy),
+            SimOptions::default(),
+            colliders,
+            0.0,
+        );
+        for _ in 0..frames {
+            sim.step_frame(1.0 / 24.0, false);
+        }
+        (sim.x, sim.v)
+    })
+}
+
+fn bits(v: &[Vec3]) -> Vec<u32> {
+    v.iter().flat_map(|p| p.to_array()).map(f32::to_bits).collect()
+}
+
+/// Parallel over strands with fixed-order reductions: 1 and 2 threads give the same bits.
+#[test]
+fn one_and_two_threads_give_identical_bits() {
+    let (x1, v1) = run_in_pool(1, 12);
+    let (x2, v2) = run_in_pool(2, 12);
+    assert!(x1.iter().all(|p| p.is_finite()));
+    let (b1, b2) = (bits(&x1), bits(&x2));
+    let differ = b1.iter().zip(&b2).filter(|(a, b)| a != b).count();
+    assert_eq!(
+        differ, 0,
+        "{differ} position words differ between 1 and 2 threads"
+    );
+    assert!(
+        bits(&v1) == bits(&v2),
+        "velocities differ between 1 and 2 threads"
+    );
+}
+
+use tress::cache::{CacheInfo, SinkOptions, create_sink};
+use tress::sim::run::{RunPlan, run};
+
+fn violent_sim(integrator: Integrator, substeps: u32) -> (Simulation, Groom) {
+    let track = tress::motion::RandomMotion::preset("violent")
+        .unwrap()
+        .track()
+        .unwrap();
+    let (groom, colliders) = scene(Style::Straight, 100, track);
+    let options = SimOptions {
+        integrator,
+        substeps,
+        preroll_frames: 4,
+        ..SimOptions::default()
+    };
+    (
+        Simulation::new(
+            &groom,
+            material_of(Style::Straight),
+            options,
+            colliders,
+            1.0 / 24.0,
+        ),
+        groom,
+    )
+}
+
+/// Simulates frames 1–`last` into a lossless `.tcache`; `stop_after` stops the run there (as a
+/// killed job) and `resume` continues one.
+fn simulate_to(
+    out: &std::path::Path,
+    work: &std::path::Path,
+    last: i64,
+    stop_after: Option<i64>,
+    resume: bool,
+) -> tress::Result<()> {
+    let (mut sim, groom) = violent_sim(Integrator::Implicit, 2);
+    let info = CacheInfo {
+        topology: groom.to_strands(),
+        fps: 24.0,
+        frames: Vec::new(),
+    };
+    let sink = create_sink(out, &info, 1.0, &SinkOptions::default())?;
+    let plan = RunPlan {
+        fps: 24.0,
+        first: 1,
+        last,
+        checkpoint_every: Some(4),
+        work_dir: Some(work.to_path_buf()),
+        resume,
+    };
+    run(&mut sim, &plan, vec![sink], &info.topology, &mut |f, _| {
+        stop_after != Some(f)
+    })
+    .map(|_| ())
+}
+
+/// A run stopped after frame 11 (its last checkpoint is at frame 9, its log holds frames up to
+/// 11) and resumed gives the same file, byte for byte, as an uninterrupted run.
+#[test]
+fn resuming_from_a_checkpoint_is_bit_identical() {
+    let dir = common::temp_dir("sim-resume");
+    let (a, b) = (dir.join("straight.tcache"), dir.join("resumed.tcache"));
+    simulate_to(&a, &dir.join("work-a"), 16, None, false).unwrap();
+    let err = simulate_to(&b, &dir.join("work-b"), 16, Some(11), false).unwrap_err();
+    assert!(err.to_string().contains("stopped after frame 11"), "{err}");
+    assert!(!b.exists(), "a stopped run must not leave a finished output");
+    simulate_to(&b, &dir.join("work-b"), 16, None, true).unwrap();
+    let (x, y) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert!(
+        x == y,
+        "resumed output differs ({} vs {} bytes)",
+        x.len(),
+        y.len()
+    );
+    let r = tress_formats::tcache::TcacheReader::open(&b).unwrap();
+    assert_eq!(r.len(), 16);
+    assert!(
+        !dir.join("work-b").exists(),
+        "the work folder is removed after a finished run"
+    );
+    // A checkpoint of other inputs is refused.
+    simulate_to(&b, &dir.join("work-c"), 8, Some(6), false).unwrap_err();
+    let (mut sim, groom) = violent_sim(Integrator::Implicit, 3);
+    let info = CacheInfo {
+        topology: groom.to_strands(),
+        fps: 24.0,
+        frames: Vec::new(),
+    };
+    let plan = RunPlan {
+        fps: 24.0,
+        first: 1,
+        last: 8,
+        checkpoint_every: Some(4),
+        work_dir: Some(dir.join("work-c")),
+        resume: true,
+    };
+    let err = run(&mut sim, &plan, Vec::new(), &info.topology, &mut |_, _| true).unwrap_err();
+    assert!(err.to_string().contains("other inputs"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An explicit integrator at a 24 fps step blows up: the run stops with an error naming the
+/// frame, keeps the good frames and a checkpoint of the last good state.
+#[test]
+fn blow_up_is_reported_with_the_frame_and_good_frames_are_kept() {
+    let dir = common::temp_dir("sim-blowup");
+    let out = dir.join("bad.tcache");
+    let (mut sim, groom) = violent_sim(Integrator::Explicit, 1);
+    sim.options.preroll_frames = 0;
+    let info = CacheInfo {
+        topology: groom.to_strands(),
+        fps: 24.0,
+        frames: Vec::new(),
+    };
+    let sink = create_sink(&out, &info, 1.0, &SinkOptions::default()).unwrap();
+    let plan = RunPlan {
+        fps: 24.0,
+        first: 1,
+        last: 20,
+        checkpoint_every: Some(5),
+        work_dir: Some(dir.join("work")),
+        resume: false,
+    };
+    let err = run(&mut sim, &plan, vec![sink], &info.topology, &mut |_, _| true).unwrap_err();
+    let msg = err.to_string();
+    eprintln!("{msg}");
+    assert!(msg.contains("unstable at frame "), "{msg}");
+    assert_eq!(err.exit_code(), 1);
+    let frame: i64 = msg
+        .split("unstable at frame ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let r = tress_formats::tcache::TcacheReader::open(&out).unwrap();
+    assert_eq!(
+        r.len() as i64,
+        frame - 1,
+        "the frames before the blow-up are kept"
+    );
+    assert!(dir.join("work/state.ckpt").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The robustness tests of 002 §4: the head moving ten times faster than natural, and a groom
+/// collapsed onto its roots. Both must stay stable and come back to a sensible groom.
+#[test]
+fn ten_times_speed_and_collapsed_groom_recover() {
+    // 10× speed: the gentle motion compressed into one second, then rest.
+    let track = tress::motion::RandomMotion::preset("violent")
+        .unwrap()
+        .track()
+        .unwrap();
+    let (groom, colliders) = scene(Style::Straight, 300, track);
+    let mut sim = Simulation::new(
+        &groom,
+        material_of(Style::Straight),
+        SimOptions::default(),
+        colliders,
+        0.0,
+    );
+    for _ in 0..24 {
+        sim.step_frame(1.0 / 24.0, true);
+    }
+    let (mut deepest, mut fastest, mut substeps, mut mean) = (0.0f32, 0.0f32, 0, 0.0f64);
+    for _ in 0..120 {
+        let st = sim.step_frame(1.0 / 24.0, false);
+        deepest = deepest.max(st.residual_penetration);
+        fastest = fastest.max(st.max_speed);
+        substeps = substeps.max(st.substeps);
+        mean = mean.max(length_change(&sim).0);
+    }
+    let end_speed = sim.v.iter().map(|v| v.length()).fold(0.0, f32::max);
+    eprintln!(
+        "10x speed: peak particle speed {fastest:.0} cm/s, up to {substeps} substeps, deepest {:.4} mm, mean length change ≤ {:.3} %, speed 4 s after the motion {end_speed:.2} cm/s",
+        deepest * 10.0,
+        mean * 100.0
+    );
+    assert!(sim.x.iter().all(|p| p.is_finite()));
+    assert!(deepest <= 0.05 && mean < 0.01);
+    assert!(
+        end_speed < 5.0,
+        "still moving at {end_speed} cm/s four seconds after the motion"
+    );
+
+    // Collapsed: every particle on its strand's root.
+    let (groom, colliders) = scene(Style::Straight, 300, HeadTrack::still(Pose::IDENTITY));
+    let mut reference = Simulation::new(
+        &groom,
+        material_of(Style::Straight),
+        SimOptions::default(),
+        colliders,
+        0.0,
+    );
+    let (groom, colliders) = scene(Style::Straight, 300, HeadTrack::still(Pose::IDENTITY));
+    let mut sim = Simulation::new(
+        &groom,
+        material_of(Style::Straight),
+        SimOptions::default(),
+        colliders,
+        0.0,
+    );
+    for s in 0..sim.model.strand_count() {
+        let (o, e) = (sim.model.offsets[s], sim.model.offsets[s + 1]);
+        let root = sim.x[o];
+        sim.x[o..e].iter_mut().for_each(|p| *p = root);
+    }
+    for _ in 0..96 {
+        reference.step_frame(1.0 / 24.0, true);
+        sim.step_frame(1.0 / 24.0, true);
+    }
+    let (mean, _) = length_change(&sim);
+    let tips: f64 = (0..sim.model.strand_count())
+        .map(|s| {
+            sim.x[sim.model.offsets[s + 1] - 1].distance(reference.x[sim.model.offsets[s + 1] - 1]) as f64
+        })
+        .sum::<f64>()
+        / sim.model.strand_count() as f64;
+    eprintln!(
+        "collapsed: after 4 s mean length change {:.3} %, mean tip distance from an uncollapsed run {tips:.2} cm",
+        mean * 100.0
+    );
+    assert!(sim.x.iter().all(|p| p.is_finite()));
+    assert!(mean < 0.01, "strands did not grow back: {mean}");
+    assert!(
+        tips < 2.5,
+        "tips {tips} cm from where the uncollapsed groom hangs"
+    );
+}

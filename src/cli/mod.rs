@@ -9,6 +9,7 @@ pub mod inspect_cache;
 pub mod motion_cmd;
 pub mod report;
 pub mod sdf_cmd;
+pub mod simulate;
 
 use clap::{Parser, Subcommand};
 
@@ -40,6 +41,8 @@ pub enum Command {
         #[command(subcommand)]
         command: motion_cmd::MotionCommand,
     },
+    /// Full strand simulation (ground truth) of a groom on a moving head.
+    Simulate(Box<simulate::SimulateArgs>),
     /// Performance figures (reader speed, …).
     Bench(bench::BenchArgs),
     /// Procedural grooms.
@@ -58,5 +61,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(a) => bench::run(&a),
         Command::Sdf { command } => sdf_cmd::run(&command),
         Command::Motion { command } => motion_cmd::run(&command),
+        Command::Simulate(a) => simulate::run(&a),
     }
 }

@@ -17,10 +17,11 @@ pub enum MotionCommand {
     Preview(PreviewArgs),
 }
 
-#[derive(Debug, Args)]
-pub struct PreviewArgs {
+/// Where head motion comes from (shared by `motion preview` and `simulate`).
+#[derive(Debug, Args, Default, Clone)]
+pub struct MotionArgs {
     /// A motion preset (gentle, walk, turn, violent) or a TOML file of one.
-    #[arg(long, group = "source")]
+    #[arg(long, visible_alias = "motion", group = "source", value_name = "PRESET|FILE")]
     pub preset: Option<String>,
     /// A glTF / GLB file; with --node, the node (joint) whose world transform is the head.
     #[arg(long, group = "source")]
@@ -40,6 +41,18 @@ pub struct PreviewArgs {
     /// A CSV or JSON track file.
     #[arg(long, group = "source")]
     pub track: Option<PathBuf>,
+}
+
+impl MotionArgs {
+    pub fn is_given(&self) -> bool {
+        self.preset.is_some() || self.gltf.is_some() || self.abc.is_some() || self.track.is_some()
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct PreviewArgs {
+    #[command(flatten)]
+    pub motion: MotionArgs,
     /// Frames per second for sampling and frame numbers.
     #[arg(long, default_value_t = 24.0)]
     pub fps: f64,
@@ -50,7 +63,8 @@ pub struct PreviewArgs {
     pub json: bool,
 }
 
-pub fn load(a: &PreviewArgs) -> Result<(HeadTrack, TrackReport)> {
+/// The head track of a motion source; `fps` samples glTF animations and frames track files.
+pub fn load(a: &MotionArgs, fps: f64) -> Result<(HeadTrack, TrackReport)> {
     if let Some(p) = &a.preset {
         let m = RandomMotion::preset(p)?;
         let t = m.track()?;
@@ -66,7 +80,7 @@ pub fn load(a: &PreviewArgs) -> Result<(HeadTrack, TrackReport)> {
             .node
             .as_deref()
             .ok_or_else(|| Error::Invalid("--gltf needs --node NAME".into()))?;
-        return sources::from_gltf(f, node, a.animation.as_deref(), a.fps);
+        return sources::from_gltf(f, node, a.animation.as_deref(), fps);
     }
     if let Some(f) = &a.abc {
         return match &a.mesh {
@@ -75,7 +89,7 @@ pub fn load(a: &PreviewArgs) -> Result<(HeadTrack, TrackReport)> {
         };
     }
     if let Some(f) = &a.track {
-        return sources::from_track_file(f, a.fps);
+        return sources::from_track_file(f, fps);
     }
     Err(Error::Invalid(
         "give a motion: --preset, --gltf, --abc or --track".into(),
@@ -87,7 +101,7 @@ pub fn run(cmd: &MotionCommand) -> Result<()> {
     if a.fps.is_nan() || a.fps <= 0.0 {
         return Err(Error::Invalid("--fps must be positive".into()));
     }
-    let (track, report) = load(a)?;
+    let (track, report) = load(&a.motion, a.fps)?;
     let (t0, t1) = track.span();
     let first = (t0 * a.fps).round() as i64;
     let last = (t1 * a.fps).round() as i64;

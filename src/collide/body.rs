@@ -5,7 +5,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use super::grid::SdfGrid;
-use super::shapes::{Capsule, Ellipsoid};
+use super::shapes::{Capsule, Ellipsoid, Sphere};
 use super::{Collider, Colliders, Follow};
 use crate::error::Result;
 use crate::groom::ScalpShape;
@@ -64,14 +64,24 @@ pub enum HeadShape {
     Procedural(ScalpShape),
     /// A head mesh's signed distance grid, in the head's rest space.
     Grid(SdfGrid),
+    /// Spheres and capsules (the collision shapes of a TressFX project).
+    Spheres {
+        spheres: Vec<Sphere>,
+        capsules: Vec<Capsule>,
+    },
 }
 
-/// Builds the colliders of a body moved by a head track (the torso stays still).
+/// Builds the colliders of a body moved by a head track. The torso follows the head's
+/// translation but not its rotation: the head turns on the neck while the body carries it.
 pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) -> Colliders {
     let mut parts = Vec::new();
     let center = match &head {
         HeadShape::Procedural(s) => s.center,
         HeadShape::Grid(_) => Vec3::ZERO,
+        HeadShape::Spheres { spheres, .. } if !spheres.is_empty() => {
+            spheres.iter().map(|s| s.center).sum::<Vec3>() / spheres.len() as f32
+        }
+        HeadShape::Spheres { .. } => Vec3::ZERO,
     };
     match head {
         HeadShape::Procedural(s) => {
@@ -104,6 +114,24 @@ pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) ->
             offset: Pose::IDENTITY,
             follows: Follow::Head,
         }),
+        HeadShape::Spheres { spheres, capsules } => {
+            for (i, s) in spheres.into_iter().enumerate() {
+                parts.push(Collider {
+                    name: format!("sphere{i}"),
+                    shape: Box::new(s),
+                    offset: Pose::IDENTITY,
+                    follows: Follow::Head,
+                });
+            }
+            for (i, c) in capsules.into_iter().enumerate() {
+                parts.push(Collider {
+                    name: format!("capsule{i}"),
+                    shape: Box::new(c),
+                    offset: Pose::IDENTITY,
+                    follows: Follow::Head,
+                });
+            }
+        }
     }
     if params.neck_radius > 0.0 {
         parts.push(Collider {
@@ -133,8 +161,8 @@ pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) ->
     }
     Colliders {
         parts,
+        torso: head_track.translation_only(),
         head: head_track,
-        torso: HeadTrack::still(Pose::IDENTITY),
     }
 }
 
@@ -187,8 +215,39 @@ mod tests {
         let poses = c.poses_at(0.5);
         let hit = c.query(top + Vec3::X * 5.0, 0.5, &poses).unwrap();
         assert!((hit.velocity - Vec3::new(10.0, 0.0, 0.0)).length() < 1e-4);
-        // The shoulders do not follow the head.
+        // The shoulders are carried along with the head's translation…
         let shoulder = Vec3::new(15.0, -25.0 + 6.5, -2.0);
+        assert!(c.distance(shoulder, 0.0).abs() < 1e-3);
+        assert!(c.distance(shoulder + Vec3::X * 10.0, 1.0).abs() < 1e-3);
+        // …but do not turn with it.
+        let turn = HeadTrack::new(vec![
+            (0.0, Pose::IDENTITY),
+            (
+                1.0,
+                Pose::new(glam::DQuat::from_rotation_y(0.5), glam::DVec3::ZERO),
+            ),
+        ])
+        .unwrap();
+        let c = colliders(HeadShape::Procedural(scalp), &BodyParams::default(), turn);
         assert!(c.distance(shoulder, 1.0).abs() < 1e-3);
+        // The frozen frame answers like the per-query path.
+        let frame = c.at(0.5);
+        let poses = c.poses_at(0.5);
+        for i in 0..200 {
+            let p = Vec3::new(
+                (i as f32 * 0.37).sin() * 20.0,
+                (i as f32 * 0.11).cos() * 25.0 - 5.0,
+                (i as f32 * 0.23).sin() * 15.0,
+            );
+            let (a, b) = (frame.query(p).unwrap(), c.query(p, 0.5, &poses).unwrap());
+            assert!(
+                (a.distance - b.distance).abs() < 1e-4 && (a.normal - b.normal).length() < 1e-4,
+                "{p}"
+            );
+            assert!(
+                (a.velocity - b.velocity).length() < 1e-3 * (1.0 + b.velocity.length()),
+                "{p}"
+            );
+        }
     }
 }

@@ -4,7 +4,9 @@
 //! and the velocity of the collider's surface there (for friction, 001 §7.1).
 
 pub mod body;
+pub mod frame;
 pub mod grid;
+pub mod head_fit;
 pub mod head_mesh;
 pub mod mesh_sdf;
 pub mod shapes;
@@ -15,6 +17,7 @@ use glam::Vec3;
 use crate::motion::{HeadTrack, Pose};
 
 pub use body::{BodyParams, HeadShape};
+pub use frame::ColliderFrame;
 pub use grid::SdfGrid;
 pub use shapes::{Capsule, Ellipsoid, Sphere};
 

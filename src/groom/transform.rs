@@ -35,6 +35,14 @@ impl Transform {
         self.scale == 1.0 && self.up == UpAxis::Y
     }
 
+    /// The axis change as a rotation (identity for Y-up files; −90° about X for Z-up).
+    pub fn axis_rotation(&self) -> glam::DQuat {
+        match self.up {
+            UpAxis::Y => glam::DQuat::IDENTITY,
+            UpAxis::Z => glam::DQuat::from_rotation_x(-std::f64::consts::FRAC_PI_2),
+        }
+    }
+
     pub fn apply_point(&self, p: Vec3) -> Vec3 {
         let p = p * self.scale;
         match self.up {

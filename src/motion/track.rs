@@ -43,14 +43,43 @@ impl HeadTrack {
                 )));
             }
         }
-        if keys
-            .iter()
-            .any(|(t, p)| !t.is_finite() || !p.translation.is_finite() || !p.rotation.is_finite())
-        {
-            return Err(Error::Invalid("a head track key is not finite".into()));
-        }
         let (times, poses) = keys.into_iter().unzip();
         Ok(HeadTrack { times, poses })
+    }
+
+    /// The same keys without their rotations: how the torso moves under a head that turns on
+    /// its neck while the body carries it (walks, bobs).
+    pub fn translation_only(&self) -> HeadTrack {
+        HeadTrack {
+            times: self.times.clone(),
+            poses: self
+                .poses
+                .iter()
+                .map(|p| Pose::new(DQuat::IDENTITY, p.translation))
+                .collect(),
+        }
+    }
+
+    /// The same motion seen through a change of units and axes (the groom's `--scale` and
+    /// `--up`): rotations are conjugated by the axis change, translations scaled and turned.
+    pub fn transformed(&self, t: &crate::groom::Transform) -> HeadTrack {
+        let a = t.axis_rotation();
+        HeadTrack {
+            times: self.times.clone(),
+            poses: self
+                .poses
+                .iter()
+                .map(|p| Pose::new(a * p.rotation * a.inverse(), a * p.translation * t.scale as f64))
+                .collect(),
+        }
+    }
+
+    /// The same motion `dt` seconds later.
+    pub fn shifted(&self, dt: f64) -> HeadTrack {
+        HeadTrack {
+            times: self.times.iter().map(|t| t + dt).collect(),
+            poses: self.poses.clone(),
+        }
     }
 
     /// A head that never moves.

@@ -15,8 +15,7 @@
 use glam::Vec3;
 
 use super::model::{Pin, StrandModel};
-use crate::collide::Colliders;
-use crate::motion::Pose;
+use crate::collide::ColliderFrame;
 
 /// Limits edge strain to `max_strain` walking from the root; moved particles get the matching
 /// velocity change (so the correction is not undone next step). Returns the largest strain seen.
@@ -57,8 +56,12 @@ pub const CONTACT_DAMPING: f32 = 2800.0;
 /// A particle near a collider at the start of a step.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Touch {
-    /// Signed distance to the collider (cm).
+    /// Signed distance to the collider (cm): now for particles within reach of the contact
+    /// force, where the implicit step linearizes it; predicted for the end of the step (were
+    /// the particle to keep its velocity) for particles about to come within reach.
     pub distance: f32,
+    /// Whether `distance` is the prediction.
+    pub ahead: bool,
     /// Outward normal.
     pub normal: Vec3,
     /// Velocity of the collider's surface.
@@ -86,15 +89,19 @@ pub fn contact_acceleration(distance: f32, margin: f32) -> (f32, f32) {
     }
 }
 
-/// Finds the free particles of strand `s` within reach of the contact force (local indices).
+/// Finds the free particles of strand `s` (local indices) that will be within reach of the
+/// contact force at the end of a step of `h` seconds if they keep their velocity `v`. The
+/// colliders are taken at the end of the step, so their own motion is accounted for; looking
+/// ahead catches hair that a fast head is about to hit, inside the implicit solve, instead of
+/// projecting it out from deep inside afterwards.
 #[allow(clippy::too_many_arguments)]
 pub fn touches(
     model: &StrandModel,
     s: usize,
     x: &[Vec3],
-    colliders: &Colliders,
-    poses: &[Pose],
-    t: f64,
+    v: &[Vec3],
+    h: f32,
+    colliders: &ColliderFrame,
     margin: f32,
     out: &mut Vec<Option<Touch>>,
 ) {
@@ -104,14 +111,23 @@ pub fn touches(
         if model.pins[o + i] != Pin::Free {
             return None;
         }
-        colliders
-            .query(*p, t, poses)
-            .filter(|c| c.distance < 1.5 * margin)
-            .map(|c| Touch {
+        let c = colliders.query(*p)?;
+        let reach = 1.5 * margin;
+        if c.distance < reach {
+            return Some(Touch {
                 distance: c.distance,
+                ahead: false,
                 normal: c.normal,
                 velocity: c.velocity,
-            })
+            });
+        }
+        let predicted = c.distance + h * v[i].dot(c.normal);
+        (predicted < reach).then_some(Touch {
+            distance: predicted,
+            ahead: true,
+            normal: c.normal,
+            velocity: c.velocity,
+        })
     }));
 }
 
@@ -138,6 +154,9 @@ pub struct ContactStats {
     pub deepest: f32,
 }
 
+/// Projections per particle and step at most.
+const PROJECTION_PASSES: usize = 4;
+
 /// Projects free particles that ended the step inside a collider back to its surface and
 /// applies friction; they are resting contacts from the next step on.
 #[allow(clippy::too_many_arguments)]
@@ -146,9 +165,7 @@ pub fn collide(
     s: usize,
     x: &mut [Vec3],
     v: &mut [Vec3],
-    colliders: &Colliders,
-    poses: &[Pose],
-    t: f64,
+    colliders: &ColliderFrame,
     margin: f32,
     mu: f32,
     h: f32,
@@ -159,22 +176,28 @@ pub fn collide(
         if model.pins[o + i] != Pin::Free {
             continue;
         }
-        let Some(c) = colliders.query(x[i], t, poses) else {
-            continue;
-        };
-        if c.distance >= 0.0 {
-            continue;
+        // A particle pushed out of one collider may land in another where they meet (neck and
+        // shoulders, cranium and neck): project again, a few times.
+        for pass in 0..PROJECTION_PASSES {
+            let Some(c) = colliders.query(x[i]) else {
+                break;
+            };
+            if c.distance >= 0.0 {
+                break;
+            }
+            if pass == 0 {
+                st.contacts += 1;
+                st.deepest = st.deepest.max(-c.distance);
+            }
+            // Out to a fraction of the margin, where the resting contact takes over.
+            let push = 0.25 * margin - c.distance;
+            x[i] += push * c.normal;
+            let rel = v[i] - c.velocity;
+            let vn = rel.dot(c.normal);
+            let normal_dv = (-vn).max(0.0) + push / h;
+            let rel = friction(rel, c.normal, normal_dv, mu) - vn.min(0.0) * c.normal;
+            v[i] = c.velocity + rel;
         }
-        st.contacts += 1;
-        st.deepest = st.deepest.max(-c.distance);
-        // Out to a fraction of the margin, where the resting contact takes over.
-        let push = 0.25 * margin - c.distance;
-        x[i] += push * c.normal;
-        let rel = v[i] - c.velocity;
-        let vn = rel.dot(c.normal);
-        let normal_dv = (-vn).max(0.0) + push / h;
-        let rel = friction(rel, c.normal, normal_dv, mu) - vn.min(0.0) * c.normal;
-        v[i] = c.velocity + rel;
     }
     st
 }

@@ -119,6 +119,18 @@ impl Target {
     }
 }
 
+fn stopped(frame: i64, work: Option<&Path>) -> Error {
+    Error::Stopped(match work {
+        Some(dir) => format!(
+            "stopped after frame {frame}; resume from the last checkpoint in {}",
+            dir.display()
+        ),
+        None => format!(
+            "stopped after frame {frame} (no checkpoints were asked for, so the run cannot be resumed)"
+        ),
+    })
+}
+
 /// Reopens the frame log of `dir` for appending after output frame `saved`. The frames up to it
 /// are copied into a fresh log: a killed run may have logged frames past its last checkpoint,
 /// and the writer's predictors must restart from exactly the kept frames.
@@ -153,14 +165,16 @@ fn reopen_log(dir: &Path, header: TcacheHeader, first: i64, saved: f64) -> Resul
     Ok(writer)
 }
 
-/// Runs `sim` over the plan's frames into `sinks`. `on_frame` sees every finished frame.
+/// Runs `sim` over the plan's frames into `sinks`. `on_frame` sees every finished frame and
+/// returns whether to go on: when it says stop, the run ends with [`Error::Stopped`], leaving the
+/// work folder (frame log and last checkpoint) for a resume, as a killed run would.
 /// Returns the report and the files written.
 pub fn run(
     sim: &mut Simulation,
     plan: &RunPlan,
     sinks: Vec<Box<dyn FrameSink>>,
     topology: &Strands,
-    on_frame: &mut dyn FnMut(i64, &FrameStats),
+    on_frame: &mut dyn FnMut(i64, &FrameStats) -> bool,
 ) -> Result<(RunReport, Vec<PathBuf>)> {
     let started = Instant::now();
     let dt = 1.0 / plan.fps;
@@ -211,7 +225,9 @@ pub fn run(
         target.write(plan.first as f64, &sim.x, head_pose(&sim.head_pose()))?;
         sim.counters.io += t.elapsed();
         report.frames += 1;
-        on_frame(plan.first, &FrameStats::default());
+        if !on_frame(plan.first, &FrameStats::default()) {
+            return Err(stopped(plan.first, work.as_deref()));
+        }
         next = plan.first + 1;
     }
     let mut good = (sim.x.clone(), sim.v.clone(), sim.time, next - 1);
@@ -261,7 +277,9 @@ pub fn run(
         sim.counters.io += t.elapsed();
         report.frames += 1;
         good = (sim.x.clone(), sim.v.clone(), sim.time, frame);
-        on_frame(frame, &stats);
+        if !on_frame(frame, &stats) {
+            return Err(stopped(frame, work.as_deref()));
+        }
     }
     let t = Instant::now();
     let files = target.finish(work.as_deref())?;

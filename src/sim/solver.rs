@@ -25,9 +25,10 @@ pub struct SimOptions {
     pub integrator: Integrator,
     /// Substeps per frame at least.
     pub substeps: u32,
-    /// Add substeps on frames where roots travel fast (up to 16 × `substeps`).
+    /// Add substeps on frames where the roots' motion changes fast (up to 16 × `substeps`).
     pub adaptive: bool,
-    /// Largest root travel per substep before adaptivity adds substeps (cm).
+    /// Largest change of root travel between consecutive frames (second difference, cm) per
+    /// substep before adaptivity adds substeps.
     pub max_root_travel: f32,
     /// Volumetric hair–hair interaction.
     pub hair_hair: bool,
@@ -163,15 +164,22 @@ impl Simulation {
         if !self.options.adaptive {
             return base;
         }
-        let (a, b) = (self.colliders.head.at(t0), self.colliders.head.at(t0 + dt));
+        // What the hair cannot follow in one step is the change of the roots' motion, not the
+        // motion itself (a head carried at constant velocity drags the hair along): measure
+        // each root's second difference over the frame.
+        let (p0, p1, p2) = (
+            self.colliders.head.at(t0 - dt),
+            self.colliders.head.at(t0),
+            self.colliders.head.at(t0 + dt),
+        );
         let travel = self
             .model
             .offsets
             .iter()
             .take(self.model.strand_count())
             .map(|&o| {
-                a.apply_f32(self.model.rest[o])
-                    .distance(b.apply_f32(self.model.rest[o]))
+                let r = self.model.rest[o];
+                (p2.apply_f32(r) - 2.0 * p1.apply_f32(r) + p0.apply_f32(r)).length()
             })
             .fold(0.0f32, f32::max);
         let need = (travel / self.options.max_root_travel).ceil() as u32;
@@ -207,7 +215,7 @@ impl Simulation {
                 self.colliders.head.at(t1)
             };
             self.targets(&pose, &mut targets);
-            let s = self.substep(h, t1, &targets, hold_head);
+            let s = self.substep(h, t1, &pose, &targets, hold_head);
             stats.max_strain = stats.max_strain.max(s.0);
             stats.deepest_contact = stats.deepest_contact.max(s.1.deepest);
             stats.contacts += s.1.contacts as u64;
@@ -223,21 +231,23 @@ impl Simulation {
 
     /// Deepest particle inside a collider now (cm; 0 when none is inside).
     pub fn deepest_penetration(&self) -> f32 {
-        let t = self.time;
-        let poses = self.colliders.poses_at(t);
+        let frame = self.colliders.at(self.time);
         self.x
             .par_iter()
             .zip(&self.model.pins)
             .filter(|(_, p)| **p == Pin::Free)
-            .map(|(x, _)| {
-                self.colliders
-                    .query(*x, t, &poses)
-                    .map_or(0.0, |c| (-c.distance).max(0.0))
-            })
+            .map(|(x, _)| frame.query(*x).map_or(0.0, |c| (-c.distance).max(0.0)))
             .reduce(|| 0.0, f32::max)
     }
 
-    fn substep(&mut self, h: f32, t1: f64, targets: &[Vec3], hold_head: bool) -> (f32, ContactStats) {
+    fn substep(
+        &mut self,
+        h: f32,
+        t1: f64,
+        pose: &Pose,
+        targets: &[Vec3],
+        hold_head: bool,
+    ) -> (f32, ContactStats) {
         let hair_hair =
             self.options.hair_hair && (self.material.hair_friction > 0.0 || self.material.repulsion > 0.0);
         if hair_hair {
@@ -251,7 +261,6 @@ impl Simulation {
             );
             self.counters.hair_hair += t.elapsed();
         }
-        let poses = self.colliders.poses_at(t1);
         let input = StepInput {
             h,
             gravity: self.material.gravity,
@@ -260,14 +269,15 @@ impl Simulation {
             root_spring: self.options.root_spring,
             margin: self.options.collision_margin,
             friction: self.material.friction,
+            head_rotation: pose.rotation.as_quat(),
         };
         let model = &self.model;
         let material = &self.material;
         let options = &self.options;
-        let colliders = &self.colliders;
+        let colliders = self.colliders.at(if hold_head { self.time } else { t1 });
+        let colliders = &colliders;
         let grid = &self.grid;
         let rest_density = self.rest_density;
-        let t_collide = if hold_head { self.time } else { t1 };
         // Split x and v into per-strand slices processed in parallel.
         let mut slices: Vec<(usize, &mut [Vec3], &mut [Vec3])> = Vec::with_capacity(model.strand_count());
         {
@@ -294,16 +304,7 @@ impl Simulation {
                 |(sc, ext, near), (s, x, v)| {
                     let mut times = [Duration::ZERO; 4];
                     let t = Instant::now();
-                    touches(
-                        model,
-                        s,
-                        x,
-                        colliders,
-                        &poses,
-                        t_collide,
-                        options.collision_margin,
-                        near,
-                    );
+                    touches(model, s, x, v, h, colliders, options.collision_margin, near);
                     times[1] = t.elapsed();
                     ext.clear();
                     ext.resize(x.len(), Vec3::ZERO);
@@ -335,8 +336,6 @@ impl Simulation {
                         x,
                         v,
                         colliders,
-                        &poses,
-                        t_collide,
                         options.collision_margin,
                         material.friction,
                         h,

@@ -2,7 +2,7 @@
 //! integration — forward Euler, symplectic Euler (004) or linearized backward Euler
 //! (Baraff & Witkin 1998) with the strand's banded system solved directly.
 
-use glam::{Mat3, Vec3};
+use glam::{Mat3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
 use super::band::BandMatrix;
@@ -37,6 +37,9 @@ pub struct StepInput<'a> {
     pub margin: f32,
     /// Hair–solid friction coefficient.
     pub friction: f32,
+    /// Head rotation: springs whose ends coincide push apart along their rest direction carried
+    /// by it (a groom collapsed onto its roots grows back out).
+    pub head_rotation: Quat,
 }
 
 /// Reusable buffers of one thread.
@@ -194,7 +197,12 @@ pub fn step_strand(
             0.0
         };
         sc.force[i] += m * (a - damping * vn) * n;
-        sc.kv[i] += -m * k * v[i].dot(n) * n;
+        // The K·v term of the linearization at the current distance (taken against the
+        // colliders at the end of the step, so the particle's absolute velocity); a predicted
+        // distance already includes the particle's motion.
+        if !t.ahead {
+            sc.kv[i] += -m * k * v[i].dot(n) * n;
+        }
         // Friction (001 §7.1's Coulomb law μ·|f_n|) as a tangential damper whose coefficient
         // is lagged from the current slip speed: sliding contacts feel μ·|f_n| against their
         // motion, nearly stuck ones a damper stiff enough to hold them (creep below
@@ -220,10 +228,12 @@ pub fn step_strand(
         let (a, b) = (sp.a as usize - o, sp.b as usize - o);
         let d = x[b] - x[a];
         let l = d.length();
-        if l < 1e-9 {
-            continue;
-        }
-        let nrm = d / l;
+        let nrm = if l > 1e-6 * sp.rest {
+            d / l
+        } else {
+            input.head_rotation * (model.rest[sp.b as usize] - model.rest[sp.a as usize]) / sp.rest
+        };
+        let l = l.max(1e-6 * sp.rest);
         let fs = sp.k * (l - sp.rest) * nrm;
         let fd = sp.c * (v[b] - v[a]).dot(nrm) * nrm;
         sc.force[a] += fs + fd;

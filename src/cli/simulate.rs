@@ -1,0 +1,280 @@
+//! `tress simulate`: the full strand simulation (ground truth) of a groom on a moving head.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use super::motion_cmd::{self, MotionArgs};
+use super::report::{num, output_file, thousands};
+use crate::cache::{CacheInfo, SinkOptions, create_sink, parse_frame_range};
+use crate::error::{Error, Result};
+use crate::groom::{Transform, UpAxis};
+use crate::motion::HeadTrack;
+use crate::motion::Pose;
+use crate::sim::run::{RunPlan, run as run_plan};
+use crate::sim::setup::{body_params, colliders, head_shape, load_groom, place_track};
+use crate::sim::{Integrator, Material, SimOptions, Simulation};
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Groom file (.hair, .data, .ply, .tfx, .tfxproj, .abc, …) or a procedural preset:
+    /// straight, wavy, curly.
+    #[arg(long, value_name = "FILE|PRESET")]
+    pub groom: String,
+    /// Strands of a procedural groom preset.
+    #[arg(long)]
+    pub strands: Option<usize>,
+    /// Head collider: procedural (a procedural groom's cranium), sphere (an ellipsoid fitted to
+    /// the roots, or a TressFX project's spheres), or a mesh (.obj, .glb, .abc) / .sdf file.
+    /// Default: procedural for presets, sphere otherwise.
+    #[arg(long, value_name = "MESH|sphere|procedural")]
+    pub head: Option<String>,
+    /// Body colliders under the head: default (neck and shoulders), head_only, or a TOML file.
+    #[arg(long, value_name = "PRESET|FILE")]
+    pub body: Option<String>,
+    #[command(flatten)]
+    pub motion: MotionArgs,
+    /// Material preset (straight, wavy, curly) or TOML file [default: the groom preset's style,
+    /// else straight].
+    #[arg(long, value_name = "NAME|FILE")]
+    pub material: Option<String>,
+    /// Output frames, inclusive.
+    #[arg(long, value_name = "A-B", default_value = "1001-1100")]
+    pub frames: String,
+    #[arg(long, default_value_t = 24.0)]
+    pub fps: f64,
+    /// Substeps per frame at least (more are added on fast motion unless --fixed-substeps).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub substeps: Option<u32>,
+    #[arg(long)]
+    pub fixed_substeps: bool,
+    #[arg(long, value_enum)]
+    pub integrator: Option<Integrator>,
+    /// Leave out hair–hair interaction.
+    #[arg(long)]
+    pub no_hair_hair: bool,
+    /// Frames simulated at the first pose before the first output frame (settling).
+    #[arg(long)]
+    pub preroll: Option<u32>,
+    /// Worker threads [default: all cores]. Results are identical for any count.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Multiply the groom (and head mesh, TressFX shapes, file motion) by S to get centimetres.
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f32,
+    /// Up axis of the input files.
+    #[arg(long, value_enum, default_value_t = UpAxis::Y)]
+    pub up: UpAxis,
+    /// Cell size (cm) of head mesh distance grids.
+    #[arg(long, default_value_t = 0.2)]
+    pub sdf_cell: f32,
+    /// Save a checkpoint every N frames (frames go to a frame log in the work folder until the
+    /// end), so a killed run can continue with --resume.
+    #[arg(long, value_name = "N")]
+    pub checkpoint_every: Option<u32>,
+    /// Work folder of checkpoints [default: the first output + ".work"].
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+    /// Continue from the checkpoint in the work folder (same inputs and options).
+    #[arg(long)]
+    pub resume: bool,
+    /// Outputs: .abc, .tcache, or a PLY sequence pattern (hair.####.ply); repeat for several.
+    #[arg(short, long, required = true)]
+    pub output: Vec<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn options(a: &SimulateArgs) -> SimOptions {
+    let mut o = SimOptions::default();
+    if let Some(k) = a.substeps {
+        o.substeps = k;
+    }
+    o.adaptive = !a.fixed_substeps;
+    if let Some(i) = a.integrator {
+        o.integrator = i;
+    }
+    o.hair_hair = !a.no_hair_hair;
+    if let Some(p) = a.preroll {
+        o.preroll_frames = p;
+    }
+    o
+}
+
+pub fn run(a: &SimulateArgs) -> Result<()> {
+    if !(a.fps > 0.0 && a.fps.is_finite() && a.scale > 0.0 && a.scale.is_finite()) {
+        return Err(Error::Invalid("--fps and --scale must be positive".into()));
+    }
+    let (first, last) = parse_frame_range(&a.frames)?;
+    if first.fract() != 0.0 || last.fract() != 0.0 {
+        return Err(Error::Invalid(format!(
+            "--frames {}: whole frame numbers, please",
+            a.frames
+        )));
+    }
+    let (first, last) = (first as i64, last as i64);
+    for (i, o) in a.output.iter().enumerate() {
+        if a.output[..i].contains(o) {
+            return Err(Error::Invalid(format!(
+                "{} is given twice as an output",
+                o.display()
+            )));
+        }
+    }
+    if let Some(t) = a.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t.max(1))
+            .build_global()
+            .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
+    }
+    let transform = Transform {
+        scale: a.scale,
+        up: a.up,
+    };
+    let scene = load_groom(&a.groom, &transform, a.strands)?;
+    let head_spec = a.head.clone().unwrap_or_else(|| {
+        if scene.procedural.is_some() {
+            "procedural".into()
+        } else {
+            "sphere".into()
+        }
+    });
+    let (head, head_what) = head_shape(&head_spec, &scene, &transform, a.sdf_cell)?;
+    let body = body_params(a.body.as_deref(), &head)?;
+    let start = first as f64 / a.fps;
+    let (track, motion_what) = if a.motion.is_given() {
+        let (track, report) = motion_cmd::load(&a.motion, a.fps)?;
+        let from_file = a.motion.preset.is_none();
+        (place_track(track, from_file, &transform, start), report.source)
+    } else {
+        (HeadTrack::still(Pose::IDENTITY), "still head".to_string())
+    };
+    let material_name = a.material.clone().unwrap_or_else(|| match &scene.procedural {
+        Some(p) => format!("{:?}", p.style).to_lowercase(),
+        None => "straight".into(),
+    });
+    let material = Material::preset(&material_name)?;
+    let mut sim = Simulation::new(
+        &scene.groom,
+        material,
+        options(a),
+        colliders(head, &body, track),
+        start,
+    );
+
+    let topology = scene.groom.to_strands();
+    let info = CacheInfo {
+        topology: topology.clone(),
+        fps: a.fps,
+        frames: Vec::new(),
+    };
+    let mut sinks = Vec::new();
+    for o in &a.output {
+        sinks.push(create_sink(o, &info, first as f64, &SinkOptions::default())?);
+    }
+    let work_dir = a.work_dir.clone().unwrap_or_else(|| {
+        let mut p = a.output[0].clone().into_os_string();
+        p.push(".work");
+        PathBuf::from(p)
+    });
+    let plan = RunPlan {
+        fps: a.fps,
+        first,
+        last,
+        checkpoint_every: a.checkpoint_every,
+        work_dir: Some(work_dir),
+        resume: a.resume,
+    };
+    if !a.json {
+        eprintln!(
+            "groom     {} ({} strands, {} particles)",
+            scene.source,
+            thousands(sim.model.strand_count() as u64),
+            thousands(sim.model.particle_count() as u64)
+        );
+        eprintln!("head      {head_what}");
+        eprintln!("motion    {motion_what}");
+        eprintln!(
+            "material  {material_name}; {:?} integrator, {} substeps{}",
+            sim.options.integrator,
+            sim.options.substeps,
+            if sim.options.adaptive {
+                " or more on fast motion"
+            } else {
+                ""
+            }
+        );
+    }
+    let frames = (last - first + 1) as u64;
+    let tty = std::io::stderr().is_terminal() && !a.json;
+    let bar = if tty {
+        let b = ProgressBar::new(frames);
+        b.set_style(
+            ProgressStyle::with_template("{spinner} frame {msg} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}")
+                .expect("template")
+                .progress_chars("=> "),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let started = Instant::now();
+    let quiet = a.json;
+    let result = run_plan(&mut sim, &plan, sinks, &topology, &mut |frame, stats| {
+        bar.set_message(format!("{frame} ({} substeps)", stats.substeps));
+        bar.inc(1);
+        if !tty && !quiet && ((frame - first) % 10 == 0 || frame == last) {
+            let done = (frame - first + 1) as f64;
+            eprintln!(
+                "frame {frame} ({}/{frames}) {:.2} s/frame",
+                done as u64,
+                started.elapsed().as_secs_f64() / done
+            );
+        }
+        true
+    });
+    bar.finish_and_clear();
+    let (report, files) = result?;
+    let secs = report.seconds;
+    let per_frame = secs / report.frames.max(1) as f64;
+    if a.json {
+        let doc = json!({
+            "groom": scene.source,
+            "strands": sim.model.strand_count(),
+            "particles": sim.model.particle_count(),
+            "head": head_what,
+            "motion": motion_what,
+            "material": material_name,
+            "frames": report.frames,
+            "resumed_after": report.resumed_after,
+            "seconds": secs,
+            "seconds_per_frame": per_frame,
+            "max_substeps": report.max_substeps,
+            "max_speed": report.max_speed,
+            "max_strain_before_limiting": report.max_strain,
+            "max_residual_penetration_cm": report.max_residual_penetration,
+            "counters": sim.counters,
+            "outputs": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+    } else {
+        eprintln!(
+            "simulated {} frames in {} s ({} s/frame, up to {} substeps); peak speed {} cm/s, deepest penetration after a frame {} mm",
+            report.frames,
+            num(secs),
+            num(per_frame),
+            report.max_substeps,
+            num(report.max_speed as f64),
+            num(report.max_residual_penetration as f64 * 10.0)
+        );
+        eprintln!("timing    {}", sim.counters.report());
+    }
+    for f in &files {
+        output_file(f);
+    }
+    Ok(())
+}

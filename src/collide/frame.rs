@@ -1,0 +1,94 @@
+//! The colliders frozen at one instant, for the many queries of a simulation step: each
+//! collider's world-to-object transform and each body part's velocity are worked out once (in
+//! single precision), instead of per query.
+
+use glam::{Affine3A, Mat3A, Vec3, Vec3A};
+
+use super::{Colliders, Contact, Follow};
+
+struct Part {
+    to_local: Affine3A,
+    /// Object-space normals to world space.
+    rotation: Mat3A,
+    follows: Follow,
+}
+
+/// Rigid velocity field of a body part: v(p) = linear + angular × (p − center).
+#[derive(Clone, Copy)]
+struct Motion {
+    linear: Vec3A,
+    angular: Vec3A,
+    center: Vec3A,
+}
+
+/// [`Colliders`] at one time; see [`Colliders::at`].
+pub struct ColliderFrame<'a> {
+    colliders: &'a Colliders,
+    parts: Vec<Part>,
+    head: Motion,
+    torso: Motion,
+}
+
+impl Colliders {
+    /// The colliders at time `t`, ready for queries.
+    pub fn at(&self, t: f64) -> ColliderFrame<'_> {
+        let parts = self
+            .parts
+            .iter()
+            .map(|c| {
+                let track = match c.follows {
+                    Follow::Head => &self.head,
+                    Follow::Torso => &self.torso,
+                };
+                let pose = track.at(t).then_after(&c.offset);
+                let world =
+                    Affine3A::from_rotation_translation(pose.rotation.as_quat(), pose.translation.as_vec3());
+                Part {
+                    to_local: world.inverse(),
+                    rotation: world.matrix3,
+                    follows: c.follows,
+                }
+            })
+            .collect();
+        let motion = |track: &crate::motion::HeadTrack| {
+            let v = track.velocity(t);
+            Motion {
+                linear: v.linear.as_vec3().into(),
+                angular: v.angular.as_vec3().into(),
+                center: track.at(t).translation.as_vec3().into(),
+            }
+        };
+        ColliderFrame {
+            colliders: self,
+            parts,
+            head: motion(&self.head),
+            torso: motion(&self.torso),
+        }
+    }
+}
+
+impl ColliderFrame<'_> {
+    /// The contact with the deepest collider at world point `p`.
+    pub fn query(&self, p: Vec3) -> Option<Contact> {
+        let mut best: Option<(f32, Vec3, usize)> = None;
+        for (i, (c, part)) in self.colliders.parts.iter().zip(&self.parts).enumerate() {
+            let (d, n) = c.shape.sdf(part.to_local.transform_point3(p));
+            if best.is_none_or(|(b, _, _)| d < b) {
+                best = Some((d, n, i));
+            }
+        }
+        best.map(|(distance, n, i)| {
+            let part = &self.parts[i];
+            let m = match part.follows {
+                Follow::Head => self.head,
+                Follow::Torso => self.torso,
+            };
+            let velocity = m.linear + m.angular.cross(Vec3A::from(p) - m.center);
+            Contact {
+                distance,
+                normal: (part.rotation * Vec3A::from(n)).into(),
+                velocity: velocity.into(),
+            }
+        })
+    }
+}

@@ -1,0 +1,132 @@
+//! A head for grooms that come without one: an axis-aligned ellipsoid fitted to the strand
+//! roots, which sit on the scalp. The fit is linear least squares of
+//! A x² + B y² + C z² + D x + E y + F z = 1 (the roots cover only the top of the head, so a
+//! sphere fit takes over when the ellipsoid comes out degenerate), then shrunk until nearly
+//! every root is on or outside it, so the hair starts clear of its collider.
+
+use glam::{DVec3, Vec3};
+
+use crate::error::{Error, Result};
+use crate::groom::ScalpShape;
+
+/// Share of roots allowed inside the fitted head (outliers such as stray strands).
+const INSIDE_SHARE: f64 = 0.02;
+
+/// Solves the symmetric system `m x = b` by Gaussian elimination with partial pivoting.
+#[allow(clippy::needless_range_loop)]
+fn solve<const N: usize>(mut m: [[f64; N]; N], mut b: [f64; N]) -> Option<[f64; N]> {
+    for c in 0..N {
+        let p = (c..N).max_by(|&i, &j| m[i][c].abs().total_cmp(&m[j][c].abs()))?;
+        if m[p][c].abs() < 1e-12 {
+            return None;
+        }
+        m.swap(c, p);
+        b.swap(c, p);
+        for r in c + 1..N {
+            let f = m[r][c] / m[c][c];
+            for k in c..N {
+                m[r][k] -= f * m[c][k];
+            }
+            b[r] -= f * b[c];
+        }
+    }
+    let mut x = [0.0; N];
+    for r in (0..N).rev() {
+        let s: f64 = (r + 1..N).map(|k| m[r][k] * x[k]).sum();
+        x[r] = (b[r] - s) / m[r][r];
+    }
+    Some(x)
+}
+
+/// Least squares over rows `rows(p)` with right-hand side `rhs(p)`.
+fn least_squares<const N: usize>(
+    points: &[DVec3],
+    rows: impl Fn(DVec3) -> [f64; N],
+    rhs: impl Fn(DVec3) -> f64,
+) -> Option<[f64; N]> {
+    let mut m = [[0.0; N]; N];
+    let mut b = [0.0; N];
+    for p in points {
+        let r = rows(*p);
+        let y = rhs(*p);
+        for i in 0..N {
+            for j in 0..N {
+                m[i][j] += r[i] * r[j];
+            }
+            b[i] += r[i] * y;
+        }
+    }
+    solve(m, b)
+}
+
+fn fit_ellipsoid(p: &[DVec3]) -> Option<(DVec3, DVec3)> {
+    let [a, b, c, d, e, f] = least_squares(p, |q| [q.x * q.x, q.y * q.y, q.z * q.z, q.x, q.y, q.z], |_| 1.0)?;
+    if a <= 0.0 || b <= 0.0 || c <= 0.0 {
+        return None;
+    }
+    let center = DVec3::new(-d / (2.0 * a), -e / (2.0 * b), -f / (2.0 * c));
+    let g = 1.0 + d * d / (4.0 * a) + e * e / (4.0 * b) + f * f / (4.0 * c);
+    let radii = DVec3::new((g / a).sqrt(), (g / b).sqrt(), (g / c).sqrt());
+    // Elongations beyond 2:1 mean the cap did not pin the ellipsoid down.
+    (radii.is_finite() && radii.max_element() < 2.0 * radii.min_element()).then_some((center, radii))
+}
+
+fn fit_sphere(p: &[DVec3]) -> Option<(DVec3, DVec3)> {
+    // x² + y² + z² = D x + E y + F z + G.
+    let [d, e, f, g] = least_squares(p, |q| [q.x, q.y, q.z, 1.0], |q| q.length_squared())?;
+    let center = DVec3::new(d, e, f) / 2.0;
+    let r2 = g + center.length_squared();
+    (r2 > 0.0).then(|| (center, DVec3::splat(r2.sqrt())))
+}
+
+/// The head fitted to `roots` (at least 10, spread over the scalp).
+pub fn fit_head(roots: &[Vec3]) -> Result<ScalpShape> {
+    if roots.len() < 10 {
+        return Err(Error::Invalid(format!(
+            "fitting a head needs at least 10 strand roots, the groom has {}",
+            roots.len()
+        )));
+    }
+    let p: Vec<DVec3> = roots.iter().map(|r| r.as_dvec3()).collect();
+    let (center, radii) = fit_ellipsoid(&p).or_else(|| fit_sphere(&p)).ok_or_else(|| {
+        Error::Invalid("the strand roots do not outline a head (they lie on a plane or a line)".into())
+    })?;
+    // Shrink so that all but a few roots are on or outside the head.
+    let mut scale: Vec<f64> = p.iter().map(|q| ((*q - center) / radii).length()).collect();
+    scale.sort_by(f64::total_cmp);
+    let k = scale[((scale.len() as f64 * INSIDE_SHARE) as usize).min(scale.len() - 1)].min(1.0);
+    Ok(ScalpShape {
+        center: center.as_vec3(),
+        radii: (radii * k).as_vec3(),
+        ..ScalpShape::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::groom::{GroomParams, generate};
+
+    #[test]
+    fn recovers_the_procedural_cranium_from_its_roots() {
+        let p = GroomParams {
+            strands: 2000,
+            ..GroomParams::default()
+        };
+        let g = generate(&p).unwrap();
+        let head = fit_head(&g.roots()).unwrap();
+        let err_c = (head.center - p.scalp.center).length();
+        let err_r = (head.radii - p.scalp.radii).abs().max_element();
+        assert!(
+            err_c < 0.3 && err_r < 0.3,
+            "centre off by {err_c}, radii {:?} vs {:?}",
+            head.radii,
+            p.scalp.radii
+        );
+        // Flat roots are refused.
+        let flat: Vec<Vec3> = (0..50)
+            .map(|i| Vec3::new(i as f32, (i * 7 % 5) as f32, 0.0))
+            .collect();
+        assert!(fit_head(&flat).is_err());
+    }
+}

@@ -1,0 +1,158 @@
+//! Assembling a simulation from what a user names: a groom (file or procedural preset), a head
+//! (procedural cranium, an ellipsoid fitted to the roots, a mesh or `.sdf`, or a TressFX
+//! project's spheres), a body, and head motion. Shared by `tress simulate` and job files.
+//!
+//! Conventions: everything is brought to centimetres, Y up, by the groom's `--scale` / `--up`
+//! (applied to the groom, head mesh, TressFX shapes and file-driven motion alike). The groom
+//! and head are given where the head is at the first simulated frame; the motion moves them
+//! relative to that pose.
+
+use std::path::Path;
+
+use glam::Vec3;
+
+use crate::collide::head_fit::fit_head;
+use crate::collide::head_mesh::head_grid;
+use crate::collide::mesh_sdf::SdfParams;
+use crate::collide::{BodyParams, Capsule, Colliders, HeadShape, Sphere, body};
+use crate::error::{Error, Result};
+use crate::groom::{Groom, GroomParams, ReadOptions, Transform, generate, presets, read_groom};
+use crate::motion::HeadTrack;
+
+/// A groom ready to simulate, with what came with it.
+pub struct SceneGroom {
+    pub groom: Groom,
+    /// The parameters of a procedural groom (its cranium is the natural head).
+    pub procedural: Option<GroomParams>,
+    /// Collision shapes of a TressFX project, in tress space.
+    pub tfx_shapes: Option<(Vec<Sphere>, Vec<Capsule>)>,
+    /// Where it came from, for reports.
+    pub source: String,
+}
+
+/// Reads `spec` — a groom file, or a procedural preset name (straight, wavy, curly) — in tress
+/// units and axes. `strands` overrides a preset's strand count.
+pub fn load_groom(spec: &str, transform: &Transform, strands: Option<usize>) -> Result<SceneGroom> {
+    let path = Path::new(spec);
+    if !path.exists() && presets::TABLE.iter().any(|(name, _)| *name == spec) {
+        let mut params = presets::load(spec)?;
+        if let Some(n) = strands {
+            params.strands = n;
+        }
+        let groom = generate(&params)?;
+        let source = format!("procedural {spec} groom ({} strands)", params.strands);
+        return Ok(SceneGroom {
+            groom,
+            procedural: Some(params),
+            tfx_shapes: None,
+            source,
+        });
+    }
+    if strands.is_some() {
+        return Err(Error::Invalid(
+            "--strands applies to procedural groom presets, not groom files".into(),
+        ));
+    }
+    let mut groom = read_groom(path, &ReadOptions::default())?.groom;
+    transform.apply(&mut groom);
+    let tfx_shapes = if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("tfxproj"))
+    {
+        let project = tress_formats::tfxproj::read(path)?;
+        let p = |v: [f32; 3]| transform.apply_point(Vec3::from_array(v));
+        let spheres = project
+            .spheres
+            .iter()
+            .map(|(c, r)| Sphere {
+                center: p(*c),
+                radius: r * transform.scale,
+            })
+            .collect();
+        let capsules = project
+            .capsules
+            .iter()
+            .map(|(a, b, r)| Capsule {
+                a: p(*a),
+                b: p(*b),
+                radius: r * transform.scale,
+            })
+            .collect();
+        Some((spheres, capsules))
+    } else {
+        None
+    };
+    Ok(SceneGroom {
+        groom,
+        procedural: None,
+        tfx_shapes,
+        source: spec.to_string(),
+    })
+}
+
+/// The head named by `spec`: `procedural` (a procedural groom's cranium), `sphere` (an
+/// ellipsoid fitted to the roots; a TressFX project's own spheres when it has some), or a mesh
+/// file (.obj, .glb/.gltf, .abc) or `.sdf` grid. Returns the shape and a description.
+pub fn head_shape(
+    spec: &str,
+    groom: &SceneGroom,
+    transform: &Transform,
+    cell: f32,
+) -> Result<(HeadShape, String)> {
+    match spec {
+        "procedural" => match &groom.procedural {
+            Some(p) => Ok((HeadShape::Procedural(p.scalp), "procedural cranium".into())),
+            None => Err(Error::Invalid(
+                "--head procedural needs a procedural groom; give a head mesh, or --head sphere to fit one to the roots".into(),
+            )),
+        },
+        "sphere" | "fit" => {
+            if let Some((spheres, capsules)) = &groom.tfx_shapes
+                && !spheres.is_empty()
+            {
+                let what = format!("{} spheres and {} capsules of the TressFX project", spheres.len(), capsules.len());
+                return Ok((HeadShape::Spheres { spheres: spheres.clone(), capsules: capsules.clone() }, what));
+            }
+            let s = fit_head(&groom.groom.roots())?;
+            let what = format!(
+                "ellipsoid fitted to the roots: centre ({:.2}, {:.2}, {:.2}), radii ({:.2}, {:.2}, {:.2}) cm",
+                s.center.x, s.center.y, s.center.z, s.radii.x, s.radii.y, s.radii.z
+            );
+            Ok((HeadShape::Procedural(s), what))
+        }
+        file => {
+            let params = SdfParams { cell, ..Default::default() };
+            let grid = head_grid(Path::new(file), transform, &params)?;
+            let what = format!("{file} ({} × {} × {} grid, {} cm cells)", grid.dims.x, grid.dims.y, grid.dims.z, grid.cell);
+            Ok((HeadShape::Grid(grid), what))
+        }
+    }
+}
+
+/// The body to put under a head: the named preset, or by default the full body for the
+/// procedural cranium and the head alone otherwise (tress does not know where an arbitrary
+/// head's shoulders are).
+pub fn body_params(name: Option<&str>, head: &HeadShape) -> Result<BodyParams> {
+    let default = match head {
+        HeadShape::Procedural(_) => "default",
+        _ => "head_only",
+    };
+    BodyParams::preset(name.unwrap_or(default))
+}
+
+/// Places a motion on the timeline: preset motions (which start at rest at t = 0) start at the
+/// first frame; file tracks keep their own times, seen relative to their pose at the first
+/// frame. Both are brought to tress units and axes.
+pub fn place_track(track: HeadTrack, from_file: bool, transform: &Transform, start: f64) -> HeadTrack {
+    if from_file {
+        let origin = track.at(start);
+        track.relative_to(&origin).transformed(transform)
+    } else {
+        track.shifted(start)
+    }
+}
+
+/// Colliders of the scene moved by `track`.
+pub fn colliders(head: HeadShape, body: &BodyParams, track: HeadTrack) -> Colliders {
+    body::colliders(head, body, track)
+}
