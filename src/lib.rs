@@ -11,6 +11,7 @@ pub mod error;
 pub mod groom;
 pub mod motion;
 pub mod presets;
+pub mod render;
 pub mod sim;
 
 pub use error::{Error, Result};

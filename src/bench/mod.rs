@@ -5,6 +5,7 @@
 pub mod alembic;
 pub mod formats;
 pub mod sdf;
+pub mod sim;
 pub mod tcache;
 
 use std::time::{Duration, Instant};

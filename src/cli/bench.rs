@@ -17,6 +17,9 @@ pub enum BenchName {
     Sdf,
     /// .tcache ratio and speed against zstd on raw floats, on a cache (--input).
     Tcache,
+    /// Simulation speed (particle-steps/s, s/frame) for 1 and 2 threads: straight.hair and a
+    /// procedural straight groom of --strands strands (default 16,000 × 25).
+    Sim,
 }
 
 #[derive(Debug, Args)]
@@ -111,6 +114,34 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                     "{:<24} {:>12} {:>8.2} {:>12.0} {:>12.0} {:>12.2e}",
                     c.codec, c.bytes, c.ratio, c.encode_mb_per_s, c.decode_mb_per_s, c.max_error
                 );
+            }
+            Ok(())
+        }
+        BenchName::Sim => {
+            let data = data_dir(a).ok();
+            let rows = bench::sim::run(data.as_deref(), a.strands, a.frames)?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
+                return Ok(());
+            }
+            println!(
+                "{:<44} {:>9} {:>7} {:>7} {:>9} {:>10} {:>14}",
+                "groom", "particles", "threads", "frames", "substeps", "s/frame", "particle-steps/s"
+            );
+            for r in &rows {
+                println!(
+                    "{:<44} {:>9} {:>7} {:>7} {:>9} {:>10.3} {:>14.3e}",
+                    r.groom,
+                    r.particles,
+                    r.threads,
+                    r.frames,
+                    r.substeps,
+                    r.seconds_per_frame,
+                    r.particle_steps_per_s
+                );
+            }
+            for r in rows.iter().filter(|r| r.threads == 2) {
+                println!("{} (2 threads): {}", r.groom, r.counters.report());
             }
             Ok(())
         }

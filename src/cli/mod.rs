@@ -7,6 +7,7 @@ pub mod inspect;
 pub mod inspect_abc;
 pub mod inspect_cache;
 pub mod motion_cmd;
+pub mod preview;
 pub mod report;
 pub mod sdf_cmd;
 pub mod simulate;
@@ -43,6 +44,8 @@ pub enum Command {
     },
     /// Full strand simulation (ground truth) of a groom on a moving head.
     Simulate(Box<simulate::SimulateArgs>),
+    /// Render a cache (contact sheet) or a groom to PNG, with the head.
+    Preview(preview::PreviewArgs),
     /// Performance figures (reader speed, …).
     Bench(bench::BenchArgs),
     /// Procedural grooms.
@@ -62,5 +65,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sdf { command } => sdf_cmd::run(&command),
         Command::Motion { command } => motion_cmd::run(&command),
         Command::Simulate(a) => simulate::run(&a),
+        Command::Preview(a) => preview::run(&a),
     }
 }

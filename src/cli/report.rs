@@ -39,7 +39,8 @@ pub fn num(v: f64) -> String {
     }
 }
 
-/// Prints `OUTPUT_FILE: <path>` on stdout, the line farm wrappers collect outputs by.
+/// Prints `OUTPUT_FILE: <path>` on stdout, the line farm wrappers collect outputs by. With
+/// `--json` commands print only their JSON document (which lists the outputs) instead.
 pub fn output_file(path: &std::path::Path) {
     println!("OUTPUT_FILE: {}", path.display());
 }

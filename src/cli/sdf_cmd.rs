@@ -97,7 +97,7 @@ pub fn run(cmd: &SdfCommand) -> Result<()> {
             num(100.0 * grid.inside_fraction())
         );
         println!("file         {} bytes", thousands(bytes));
+        output_file(&a.output);
     }
-    output_file(&a.output);
     Ok(())
 }

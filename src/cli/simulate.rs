@@ -273,8 +273,10 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         );
         eprintln!("timing    {}", sim.counters.report());
     }
-    for f in &files {
-        output_file(f);
+    if !a.json {
+        for f in &files {
+            output_file(f);
+        }
     }
     Ok(())
 }

@@ -1,0 +1,145 @@
+//! `tress preview CACHE|GROOM -o OUT.png`: a contact sheet of frames (or one frame), the head
+//! drawn where the roots put it.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use glam::Vec3;
+
+use super::report::output_file;
+use crate::cache::{is_cache_path, open_source, parse_frame_range};
+use crate::collide::head_fit::fit_head;
+use crate::collide::mesh_sdf::SdfParams;
+use crate::collide::{HeadShape, head_mesh::head_grid};
+use crate::error::{Error, Result};
+use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
+use crate::render::View;
+use crate::render::preview::{PreviewOptions, head_colliders, preview, root_poses, roots};
+
+#[derive(Debug, Args)]
+pub struct PreviewArgs {
+    /// A cache (.abc, .tcache, PLY sequence pattern) or a groom file.
+    pub input: PathBuf,
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Frames to show, inclusive [default: all].
+    #[arg(long, value_name = "A-B")]
+    pub frames: Option<String>,
+    /// Show at most this many frames, evenly spaced.
+    #[arg(long, default_value_t = 12)]
+    pub max_tiles: usize,
+    #[arg(long, value_enum, default_value_t = View::ThreeQuarter)]
+    pub view: View,
+    /// Tile size in pixels, WIDTHxHEIGHT.
+    #[arg(long, default_value = "480x480")]
+    pub size: String,
+    #[arg(long, default_value_t = 4)]
+    pub columns: usize,
+    /// Head: sphere (an ellipsoid fitted to the first frame's roots), none, or a mesh / .sdf
+    /// file (with --scale / --up) in the first frame's pose.
+    #[arg(long, default_value = "sphere")]
+    pub head: String,
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f32,
+    #[arg(long, value_enum, default_value_t = UpAxis::Y)]
+    pub up: UpAxis,
+    /// PLY sequences: frames per second.
+    #[arg(long, default_value_t = 24.0)]
+    pub fps: f64,
+}
+
+fn size(s: &str) -> Result<(u32, u32)> {
+    let bad = || Error::Invalid(format!("--size {s:?}: expected WIDTHxHEIGHT, e.g. 640x480"));
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (w, h): (u32, u32) = (
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    );
+    if !(16..=8192).contains(&w) || !(16..=8192).contains(&h) {
+        return Err(Error::Invalid(format!(
+            "--size {s}: each side must be 16 to 8192 pixels"
+        )));
+    }
+    Ok((w, h))
+}
+
+pub fn run(a: &PreviewArgs) -> Result<()> {
+    let (width, height) = size(&a.size)?;
+    let started = Instant::now();
+    // Frames and their labels.
+    let (counts, frames, labels) = if is_cache_path(&a.input)
+        || a.input.extension().is_some_and(|e| e.eq_ignore_ascii_case("abc"))
+            && open_source(&a.input, None, a.fps).is_ok()
+    {
+        let mut src = open_source(&a.input, None, a.fps)?;
+        let info = src.info().clone();
+        let range = a.frames.as_deref().map(parse_frame_range).transpose()?;
+        let pick: Vec<usize> = (0..info.frames.len())
+            .filter(|&i| range.is_none_or(|(lo, hi)| (lo..=hi).contains(&info.frames[i])))
+            .collect();
+        if pick.is_empty() {
+            return Err(Error::Invalid(format!(
+                "{}: no frames in the range asked for",
+                a.input.display()
+            )));
+        }
+        let n = pick.len().min(a.max_tiles.max(1));
+        let chosen: Vec<usize> = (0..n)
+            .map(|k| pick[if n == 1 { 0 } else { k * (pick.len() - 1) / (n - 1) }])
+            .collect();
+        let mut frames = Vec::new();
+        let mut labels = Vec::new();
+        for &i in &chosen {
+            frames.push(src.read(i)?.into_iter().map(Vec3::from_array).collect::<Vec<_>>());
+            labels.push(format!("F{}", info.frames[i]));
+        }
+        (info.topology.counts.clone(), frames, labels)
+    } else {
+        let mut g = read_groom(&a.input, &ReadOptions::default())?.groom;
+        Transform {
+            scale: a.scale,
+            up: a.up,
+        }
+        .apply(&mut g);
+        (
+            g.counts().to_vec(),
+            vec![g.points().to_vec()],
+            vec![String::new()],
+        )
+    };
+    let head = match a.head.as_str() {
+        "none" => None,
+        "sphere" => Some(HeadShape::Procedural(fit_head(&roots(&frames[0], &counts))?)),
+        file => Some(HeadShape::Grid(head_grid(
+            std::path::Path::new(file),
+            &Transform {
+                scale: a.scale,
+                up: a.up,
+            },
+            &SdfParams::default(),
+        )?)),
+    };
+    let colliders = head.map(|h| head_colliders(h, &root_poses(&frames, &counts)));
+    let opts = PreviewOptions {
+        view: a.view,
+        width,
+        height,
+        columns: a.columns,
+    };
+    let img = preview(&frames, &labels, &counts, colliders.as_ref(), &opts);
+    let mut bytes = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
+        .map_err(|e| Error::Runtime(format!("PNG encoding: {e}")))?;
+    tress_formats::atomic::write(&a.output, &bytes)
+        .map_err(|e| crate::groom::files::output_error(&a.output, e))?;
+    eprintln!(
+        "{} frame(s), {}×{} pixels, in {:.2} s",
+        frames.len(),
+        img.width(),
+        img.height(),
+        started.elapsed().as_secs_f64()
+    );
+    output_file(&a.output);
+    Ok(())
+}

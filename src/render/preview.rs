@@ -1,0 +1,182 @@
+//! Previews of a strand cache: frames rendered with the head placed where the roots say it is,
+//! on a contact sheet. The head comes from the caller (a job's colliders) or is fitted to the
+//! first frame's roots and carried through later frames by a rigid fit of the roots (hair
+//! roots ride on the scalp, so their rigid motion is the head's).
+
+use glam::{DVec3, Vec3};
+use image::RgbImage;
+
+use super::camera::{Camera, View};
+use super::frame::{FrameStyle, render_frame};
+use super::sheet::contact_sheet;
+use crate::collide::{BodyParams, Colliders, HeadShape, body};
+use crate::motion::fit::fit_rigid;
+use crate::motion::{HeadTrack, Pose};
+
+/// Settings of a preview.
+#[derive(Clone, Debug)]
+pub struct PreviewOptions {
+    pub view: View,
+    /// Size of each tile.
+    pub width: u32,
+    pub height: u32,
+    pub columns: usize,
+}
+
+impl Default for PreviewOptions {
+    fn default() -> Self {
+        PreviewOptions {
+            view: View::ThreeQuarter,
+            width: 480,
+            height: 480,
+            columns: 4,
+        }
+    }
+}
+
+/// Root positions (first vertex of each strand).
+pub fn roots(points: &[Vec3], counts: &[u32]) -> Vec<Vec3> {
+    let mut o = 0usize;
+    counts
+        .iter()
+        .map(|&n| {
+            let r = points[o];
+            o += n as usize;
+            r
+        })
+        .collect()
+}
+
+/// Head poses of `frames` relative to the first, from rigid fits of their roots.
+pub fn root_poses(frames: &[Vec<Vec3>], counts: &[u32]) -> Vec<Pose> {
+    let Some(first) = frames.first() else {
+        return Vec::new();
+    };
+    let r0: Vec<DVec3> = roots(first, counts).iter().map(|p| p.as_dvec3()).collect();
+    frames
+        .iter()
+        .map(|f| {
+            let r: Vec<DVec3> = roots(f, counts).iter().map(|p| p.as_dvec3()).collect();
+            fit_rigid(&r0, &r).pose
+        })
+        .collect()
+}
+
+/// Colliders of `head` following `poses` (one per frame, keyed by frame index).
+pub fn head_colliders(head: HeadShape, poses: &[Pose]) -> Colliders {
+    let keys: Vec<(f64, Pose)> = poses.iter().enumerate().map(|(i, p)| (i as f64, *p)).collect();
+    let track = HeadTrack::new(keys).unwrap_or_else(|_| HeadTrack::still(Pose::IDENTITY));
+    let head_only = BodyParams {
+        neck_radius: 0.0,
+        shoulder_radius: 0.0,
+        ..BodyParams::default()
+    };
+    body::colliders(head, &head_only, track)
+}
+
+/// Renders `frames` (labelled) with optional colliders (queried at the frame's index) on a
+/// contact sheet. The camera keeps one scale for all tiles and follows the hair when it
+/// travels further than its own size.
+pub fn preview(
+    frames: &[Vec<Vec3>],
+    labels: &[String],
+    counts: &[u32],
+    colliders: Option<&Colliders>,
+    opts: &PreviewOptions,
+) -> RgbImage {
+    let Some(first) = frames.first() else {
+        return RgbImage::new(1, 1);
+    };
+    let base = Camera::fit(opts.view, first, opts.width, opts.height);
+    let all: Vec<Vec3> = frames.iter().flat_map(|f| [bbox_center(f)]).collect();
+    let travel = all.iter().map(|c| c.distance(all[0])).fold(0.0f32, f32::max);
+    let follow = travel * base.scale > 0.25 * opts.width.min(opts.height) as f32;
+    let tiles: Vec<RgbImage> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let camera = if follow {
+                Camera {
+                    center: bbox_center(f),
+                    ..base
+                }
+            } else {
+                base
+            };
+            let frame = colliders.map(|c| c.at(i as f64));
+            let style = FrameStyle {
+                label: labels.get(i).map(String::as_str),
+                ..FrameStyle::default()
+            };
+            render_frame(f, counts, frame.as_ref(), &camera, &style)
+        })
+        .collect();
+    contact_sheet(&tiles, opts.columns)
+}
+
+fn bbox_center(points: &[Vec3]) -> Vec3 {
+    let (lo, hi) = points
+        .iter()
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(l, h), p| {
+            (l.min(*p), h.max(*p))
+        });
+    if lo.is_finite() {
+        0.5 * (lo + hi)
+    } else {
+        Vec3::ZERO
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::groom::{GroomParams, generate};
+
+    #[test]
+    fn root_fits_recover_a_head_turn_and_the_picture_shows_hair_and_head() {
+        let p = GroomParams {
+            strands: 300,
+            ..GroomParams::default()
+        };
+        let g = generate(&p).unwrap();
+        let turn = Pose::new(glam::DQuat::from_rotation_y(0.4), DVec3::new(1.0, 0.0, 0.0));
+        let moved: Vec<Vec3> = g.points().iter().map(|q| turn.apply_f32(*q)).collect();
+        let frames = vec![g.points().to_vec(), moved];
+        let poses = root_poses(&frames, g.counts());
+        assert!(poses[0].angle_deg() < 1e-3);
+        assert!((poses[1].rotation.dot(turn.rotation).abs() - 1.0).abs() < 1e-6);
+        let colliders = head_colliders(HeadShape::Procedural(p.scalp), &poses);
+        let opts = PreviewOptions {
+            width: 120,
+            height: 120,
+            columns: 2,
+            ..Default::default()
+        };
+        let img = preview(
+            &frames,
+            &["A".into(), "B".into()],
+            g.counts(),
+            Some(&colliders),
+            &opts,
+        );
+        assert_eq!((img.width(), img.height()), (242, 120));
+        // Skin, hair and background all appear in the first tile.
+        let bg = image::Rgb([246u8, 246, 248]);
+        let px: Vec<_> = (0..120)
+            .flat_map(|y| (0..120).map(move |x| (x, y)))
+            .map(|(x, y)| *img.get_pixel(x, y))
+            .collect();
+        let skin = px
+            .iter()
+            .filter(|c| c[0] > 150 && c[0] < 245 && c[2] < c[0] - 30)
+            .count();
+        let hair = px.iter().filter(|c| c[0] < 150 && c[2] < c[0]).count();
+        assert!(skin > 100 && hair > 100, "skin {skin} hair {hair}");
+        assert!(
+            px.iter()
+                .filter(|c| (c[0] as i32 - bg[0] as i32).abs() < 4)
+                .count()
+                > 1000
+        );
+    }
+}
