@@ -77,6 +77,29 @@ pub fn run(path: &Path, json_out: bool, verify: bool) -> Result<()> {
         thousands(bytes),
         num(raw as f64 / bytes.max(1) as f64)
     );
+    let mut used: Vec<(String, usize, u64)> = Vec::new();
+    for i in 0..r.len() {
+        let (p, n) = r.frame_stats(i)?;
+        let name = format!("{p:?}");
+        match used.iter_mut().find(|u| u.0 == name) {
+            Some(u) => {
+                u.1 += 1;
+                u.2 += n;
+            }
+            None => used.push((name, 1, n)),
+        }
+    }
+    let per_frame = (points * 12) as f64;
+    println!(
+        "  predictors         {}",
+        used.iter()
+            .map(|(n, k, b)| format!(
+                "{n} {k} ({}× on its frames)",
+                num(per_frame * *k as f64 / *b as f64)
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     println!(
         "  attributes         {}",
         if attrs.is_empty() {

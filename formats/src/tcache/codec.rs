@@ -31,6 +31,22 @@ pub enum Predictor {
     /// Lossless: bits minus those of the previous frame moved rigidly with the head (from its
     /// head pose to this frame's): hair that rides along with the head leaves small numbers.
     BitPose = 8,
+    /// Lossless: the two previous frames extrapolated at constant velocity in the head's frame
+    /// and carried to this frame's head pose; differences taken on the order-preserving map of
+    /// float bits (so they stay small across zero). Swinging hair on a moving head leaves the
+    /// smallest numbers.
+    PoseLinear = 9,
+    /// Lossless: [`Predictor::PoseLinear`] corrected, along each strand, by how far the
+    /// previous vertex's extrapolation missed (a strand moves coherently, so its neighbours'
+    /// misses are alike). Strands decode in parallel, vertices of a strand in order.
+    PoseChain = 10,
+    /// Lossless, needs no other frame (keyframes): the rest pose carried to this frame's head
+    /// pose, chained along each strand like [`Predictor::PoseChain`] — each vertex is
+    /// predicted from its predecessor plus the rest shape's segment between them.
+    RestChain = 11,
+    /// Lossless: [`Predictor::BitPose`]'s carried previous frame, chained along each strand
+    /// (for the frame after a keyframe, which has no velocity yet).
+    PoseCarryChain = 12,
 }
 
 impl Predictor {
@@ -45,6 +61,10 @@ impl Predictor {
             6 => Predictor::BitDelta,
             7 => Predictor::BitLinear,
             8 => Predictor::BitPose,
+            9 => Predictor::PoseLinear,
+            10 => Predictor::PoseChain,
+            11 => Predictor::RestChain,
+            12 => Predictor::PoseCarryChain,
             _ => return Err(Error::corrupt(format!("unknown frame predictor {v}"))),
         })
     }
@@ -105,16 +125,17 @@ pub fn unpack(blocks: &[&[u8]], vertices: usize) -> Result<Vec<u32>> {
             if planes.len() != n * 4 {
                 return Err(Error::corrupt("a frame block has the wrong size"));
             }
+            // One pass: gather each word's four bytes from the planes (axis-major inside).
             let verts = n / 3;
-            let mut axis_major = vec![0u32; n];
-            for (b, plane) in planes.chunks_exact(n).enumerate() {
-                for (w, &byte) in axis_major.iter_mut().zip(plane) {
-                    *w |= (byte as u32) << (8 * b);
-                }
-            }
+            let (p0, rest) = planes.split_at(n);
+            let (p1, rest) = rest.split_at(n);
+            let (p2, p3) = rest.split_at(n);
             for axis in 0..3 {
+                let o = axis * verts;
                 for v in 0..verts {
-                    dst[3 * v + axis] = axis_major[axis * verts + v];
+                    let k = o + v;
+                    dst[3 * v + axis] =
+                        p0[k] as u32 | (p1[k] as u32) << 8 | (p2[k] as u32) << 16 | (p3[k] as u32) << 24;
                 }
             }
             Ok(())
@@ -122,8 +143,109 @@ pub fn unpack(blocks: &[&[u8]], vertices: usize) -> Result<Vec<u32>> {
     Ok(out)
 }
 
+/// Order-preserving map of float bits to integers: x < y as floats ⇔ ord(x) < ord(y).
+/// Branch-free: the sign of hair coordinates is as good as random, and a branch on it
+/// mispredicts half the time.
+#[inline(always)]
+pub fn ordered(bits: u32) -> u32 {
+    bits ^ ((((bits as i32) >> 31) as u32) | 0x8000_0000)
+}
+
+/// Inverse of [`ordered`].
+#[inline(always)]
+pub fn unordered(v: u32) -> u32 {
+    v ^ (((((v as i32) >> 31) as u32) ^ u32::MAX) | 0x8000_0000)
+}
+
 fn cost(words: &[u32]) -> u64 {
     words.iter().map(|&w| 32 - w.leading_zeros() as u64).sum()
+}
+
+/// A per-vertex prediction computed on the fly from other frames' float bits (no full-frame
+/// buffers): writer and reader evaluate the very same expression per vertex, so they agree bit
+/// for bit whatever the number of threads.
+#[derive(Clone, Copy, Debug)]
+pub enum Reference<'a> {
+    /// Stored bits, 3 per vertex.
+    Bits(&'a [u32]),
+    /// `m · p + c` of each vertex p of `bits` (a frame carried rigidly from one head pose to
+    /// another).
+    Affine {
+        m: [[f64; 3]; 3],
+        c: [f64; 3],
+        bits: &'a [u32],
+    },
+    /// `m1 · a − m2 · b + c` (two frames extrapolated at constant velocity in the head's frame
+    /// and carried to this frame's pose).
+    Extrapolate {
+        m1: [[f64; 3]; 3],
+        m2: [[f64; 3]; 3],
+        c: [f64; 3],
+        a: &'a [u32],
+        b: &'a [u32],
+    },
+}
+
+// The per-vertex helpers below are written out coordinate by coordinate: `[0, 1, 2].map(…)`
+// does not inline here and costs a third of the decode time.
+
+#[inline(always)]
+fn vec_of(bits: &[u32], v: usize) -> [f64; 3] {
+    let b = &bits[3 * v..3 * v + 3];
+    [
+        f32::from_bits(b[0]) as f64,
+        f32::from_bits(b[1]) as f64,
+        f32::from_bits(b[2]) as f64,
+    ]
+}
+
+#[inline(always)]
+fn mat_vec(m: &[[f64; 3]; 3], p: [f64; 3]) -> [f64; 3] {
+    [
+        m[0][0] * p[0] + m[0][1] * p[1] + m[0][2] * p[2],
+        m[1][0] * p[0] + m[1][1] * p[1] + m[1][2] * p[2],
+        m[2][0] * p[0] + m[2][1] * p[1] + m[2][2] * p[2],
+    ]
+}
+
+#[inline(always)]
+fn to_bits3(v: [f64; 3]) -> [u32; 3] {
+    [
+        (v[0] as f32).to_bits(),
+        (v[1] as f32).to_bits(),
+        (v[2] as f32).to_bits(),
+    ]
+}
+
+impl Reference<'_> {
+    /// Words covered (3 per vertex).
+    pub fn len(&self) -> usize {
+        match self {
+            Reference::Bits(b) => b.len(),
+            Reference::Affine { bits, .. } => bits.len(),
+            Reference::Extrapolate { a, b, .. } => a.len().min(b.len()),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The predicted bits of vertex `v`.
+    #[inline(always)]
+    pub fn vertex(&self, v: usize) -> [u32; 3] {
+        match self {
+            Reference::Bits(b) => [b[3 * v], b[3 * v + 1], b[3 * v + 2]],
+            Reference::Affine { m, c, bits } => {
+                let u = mat_vec(m, vec_of(bits, v));
+                to_bits3([u[0] + c[0], u[1] + c[1], u[2] + c[2]])
+            }
+            Reference::Extrapolate { m1, m2, c, a, b } => {
+                let (u, w) = (mat_vec(m1, vec_of(a, v)), mat_vec(m2, vec_of(b, v)));
+                to_bits3([u[0] - w[0] + c[0], u[1] - w[1] + c[1], u[2] - w[2] + c[2]])
+            }
+        }
+    }
 }
 
 /// The frames a lossless frame may be predicted from (float bits, 3 per vertex).
@@ -132,56 +254,169 @@ pub struct BitHistory<'a> {
     pub previous: Option<&'a [u32]>,
     pub before: Option<&'a [u32]>,
     /// The previous frame moved rigidly with the head to this frame's pose.
-    pub moved: Option<&'a [u32]>,
+    pub moved: Option<Reference<'a>>,
+    /// The constant-velocity extrapolation in the head's frame (see [`Predictor::PoseLinear`]).
+    pub extrapolated: Option<Reference<'a>>,
+    /// The rest pose carried to this frame's head pose (for [`Predictor::RestChain`]).
+    pub carried_rest: Option<Reference<'a>>,
+    /// Which vertices start a strand (for the chained predictors).
+    pub first_of_strand: Option<&'a [bool]>,
 }
 
-fn bit_prediction(p: Predictor, i: usize, h: &BitHistory) -> u32 {
+/// The reference a predictor uses, and whether it is chained along strands.
+fn reference<'a>(p: Predictor, h: &BitHistory<'a>) -> Option<(Reference<'a>, bool)> {
     match p {
-        Predictor::BitDelta | Predictor::Xor => h.previous.expect("checked")[i],
-        Predictor::BitLinear => h.previous.expect("checked")[i]
-            .wrapping_mul(2)
-            .wrapping_sub(h.before.expect("checked")[i]),
-        Predictor::BitPose => h.moved.expect("checked")[i],
-        _ => 0,
+        Predictor::Xor | Predictor::BitDelta => h.previous.map(|b| (Reference::Bits(b), false)),
+        Predictor::BitPose => h.moved.map(|r| (r, false)),
+        Predictor::PoseLinear => h.extrapolated.map(|r| (r, false)),
+        Predictor::PoseChain => h.extrapolated.map(|r| (r, true)),
+        Predictor::PoseCarryChain => h.moved.map(|r| (r, true)),
+        Predictor::RestChain => h.carried_rest.map(|r| (r, true)),
+        _ => None,
     }
+}
+
+/// Vertex ranges holding whole strands, about `target` vertices each, from the strand-start
+/// flags (units of parallel work for the chained predictors).
+fn strand_groups(first: &[bool], target: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (v, &f) in first.iter().enumerate().skip(1) {
+        if f && v - start >= target {
+            out.push(start..v);
+            start = v;
+        }
+    }
+    if start < first.len() {
+        out.push(start..first.len());
+    }
+    out
+}
+
+/// Chain prediction of vertex `v` from its reference `e`, the reference of the vertex before
+/// it `e_prev` and that vertex's actual bits `x_prev`: e + (x_prev − e_prev), in f64.
+#[inline(always)]
+fn chained(e: [u32; 3], e_prev: [u32; 3], x_prev: [u32; 3]) -> [u32; 3] {
+    let f = |b: u32| f32::from_bits(b) as f64;
+    to_bits3([
+        f(e[0]) + (f(x_prev[0]) - f(e_prev[0])),
+        f(e[1]) + (f(x_prev[1]) - f(e_prev[1])),
+        f(e[2]) + (f(x_prev[2]) - f(e_prev[2])),
+    ])
+}
+
+/// Stored word of a coordinate against its prediction.
+#[inline(always)]
+fn residual(p: Predictor, actual: u32, predicted: u32) -> u32 {
+    match p {
+        Predictor::Raw => actual,
+        Predictor::Xor => actual ^ predicted,
+        Predictor::BitDelta | Predictor::BitLinear | Predictor::BitPose => {
+            zigzag(actual.wrapping_sub(predicted) as i32)
+        }
+        _ => zigzag(ordered(actual).wrapping_sub(ordered(predicted)) as i32),
+    }
+}
+
+/// Inverse of [`residual`].
+#[inline(always)]
+fn restore(p: Predictor, word: u32, predicted: u32) -> u32 {
+    match p {
+        Predictor::Raw => word,
+        Predictor::Xor => word ^ predicted,
+        Predictor::BitDelta | Predictor::BitLinear | Predictor::BitPose => {
+            (unzigzag(word) as u32).wrapping_add(predicted)
+        }
+        _ => unordered((unzigzag(word) as u32).wrapping_add(ordered(predicted))),
+    }
+}
+
+/// The words of `bits` under predictor `p` (its history checked by the caller).
+fn encode(p: Predictor, bits: &[u32], h: &BitHistory) -> Vec<u32> {
+    let n = bits.len() / 3;
+    let plain = |v: usize| -> [u32; 3] {
+        match p {
+            Predictor::Raw => [0; 3],
+            Predictor::BitLinear => {
+                let (a, b) = (h.previous.expect("checked"), h.before.expect("checked"));
+                [0, 1, 2].map(|k| a[3 * v + k].wrapping_mul(2).wrapping_sub(b[3 * v + k]))
+            }
+            _ => {
+                let (r, chain) = reference(p, h).expect("checked");
+                let e = r.vertex(v);
+                if chain && v > 0 && !h.first_of_strand.expect("checked")[v] {
+                    let x_prev = [bits[3 * v - 3], bits[3 * v - 2], bits[3 * v - 1]];
+                    chained(e, r.vertex(v - 1), x_prev)
+                } else {
+                    e
+                }
+            }
+        }
+    };
+    let mut out = vec![0u32; bits.len()];
+    out.par_chunks_mut(3)
+        .enumerate()
+        .with_min_len(1024)
+        .for_each(|(v, w)| {
+            let pred = plain(v);
+            for k in 0..3 {
+                w[k] = residual(p, bits[3 * v + k], pred[k]);
+            }
+        });
+    debug_assert_eq!(out.len(), 3 * n);
+    out
 }
 
 /// Lossless: the cheapest of the bit predictors the history allows, and the words to store.
 pub fn lossless_words(bits: &[u32], h: &BitHistory) -> (Predictor, Vec<u32>) {
+    let n = bits.len();
+    let fits = |r: Option<Reference>| r.is_some_and(|r| r.len() == n);
+    let chains = h.first_of_strand.is_some_and(|f| f.len() * 3 == n);
     let mut options = vec![Predictor::Raw];
-    if h.previous.is_some() {
+    if chains && fits(h.carried_rest) {
+        options.push(Predictor::RestChain);
+    }
+    if h.previous.is_some_and(|b| b.len() == n) {
         options.extend([Predictor::Xor, Predictor::BitDelta]);
-        if h.before.is_some() {
+        if h.before.is_some_and(|b| b.len() == n) {
             options.push(Predictor::BitLinear);
         }
-        if h.moved.is_some() {
+        if fits(h.moved) {
             options.push(Predictor::BitPose);
+            if chains {
+                options.push(Predictor::PoseCarryChain);
+            }
+        }
+        if fits(h.extrapolated) {
+            options.push(Predictor::PoseLinear);
+            if chains {
+                options.push(Predictor::PoseChain);
+            }
         }
     }
     options
         .into_iter()
-        .map(|p| {
-            let w: Vec<u32> = (0..bits.len())
-                .map(|i| match p {
-                    Predictor::Raw => bits[i],
-                    Predictor::Xor => bits[i] ^ bit_prediction(p, i, h),
-                    _ => zigzag(bits[i].wrapping_sub(bit_prediction(p, i, h)) as i32),
-                })
-                .collect();
-            (p, w)
-        })
+        .map(|p| (p, encode(p, bits, h)))
         .min_by_key(|(_, w)| cost(w))
         .expect("raw is always possible")
 }
 
 /// Lossless: the float bits back from stored words.
 pub fn lossless_bits(words: Vec<u32>, p: Predictor, h: &BitHistory) -> Result<Vec<u32>> {
-    let fits = |v: Option<&[u32]>| v.is_some_and(|v| v.len() == words.len());
+    let n = words.len();
+    let fits = |r: Option<Reference>| r.is_some_and(|r| r.len() == n);
+    let chains = h.first_of_strand.is_some_and(|f| f.len() * 3 == n);
     let ok = match p {
         Predictor::Raw => true,
-        Predictor::Xor | Predictor::BitDelta => fits(h.previous),
-        Predictor::BitLinear => fits(h.previous) && fits(h.before),
+        Predictor::Xor | Predictor::BitDelta => h.previous.is_some_and(|b| b.len() == n),
+        Predictor::BitLinear => {
+            h.previous.is_some_and(|b| b.len() == n) && h.before.is_some_and(|b| b.len() == n)
+        }
         Predictor::BitPose => fits(h.moved),
+        Predictor::PoseLinear => fits(h.extrapolated),
+        Predictor::PoseChain => chains && fits(h.extrapolated),
+        Predictor::PoseCarryChain => chains && fits(h.moved),
+        Predictor::RestChain => chains && fits(h.carried_rest),
         _ => false,
     };
     if !ok {
@@ -189,35 +424,63 @@ pub fn lossless_bits(words: Vec<u32>, p: Predictor, h: &BitHistory) -> Result<Ve
             "a lossless frame refers to a previous frame that is missing",
         ));
     }
-    let un = |w: u32| unzigzag(w) as u32;
-    Ok(match p {
-        Predictor::Raw => words,
-        Predictor::Xor => words
-            .iter()
-            .zip(h.previous.expect("checked"))
-            .map(|(w, q)| w ^ q)
-            .collect(),
-        Predictor::BitDelta => words
-            .iter()
-            .zip(h.previous.expect("checked"))
-            .map(|(&w, &q)| un(w).wrapping_add(q))
-            .collect(),
-        Predictor::BitPose => words
-            .iter()
-            .zip(h.moved.expect("checked"))
-            .map(|(&w, &q)| un(w).wrapping_add(q))
-            .collect(),
-        _ => words
-            .iter()
-            .zip(
-                h.previous
-                    .expect("checked")
-                    .iter()
-                    .zip(h.before.expect("checked")),
-            )
-            .map(|(&w, (&a, &b))| un(w).wrapping_add(a.wrapping_mul(2).wrapping_sub(b)))
-            .collect(),
-    })
+    if p == Predictor::Raw {
+        return Ok(words);
+    }
+    let mut out = vec![0u32; n];
+    match reference(p, h) {
+        Some((r, true)) => {
+            // Chained: strands in parallel, the vertices of a strand in order.
+            let first = h.first_of_strand.expect("checked");
+            let groups = strand_groups(first, 2048);
+            let mut slices = Vec::with_capacity(groups.len());
+            let mut rest = out.as_mut_slice();
+            for g in &groups {
+                let (head, tail) = rest.split_at_mut(3 * g.len());
+                slices.push((g.clone(), head));
+                rest = tail;
+            }
+            slices.into_par_iter().for_each(|(g, dst)| {
+                let (mut e_prev, mut x_prev) = ([0u32; 3], [0u32; 3]);
+                for v in g.clone() {
+                    let e = r.vertex(v);
+                    let pred = if first[v] || v == 0 {
+                        e
+                    } else {
+                        chained(e, e_prev, x_prev)
+                    };
+                    let base = 3 * (v - g.start);
+                    for k in 0..3 {
+                        dst[base + k] = restore(p, words[3 * v + k], pred[k]);
+                    }
+                    e_prev = e;
+                    x_prev = [dst[base], dst[base + 1], dst[base + 2]];
+                }
+            });
+        }
+        Some((r, false)) => {
+            out.par_chunks_mut(3)
+                .enumerate()
+                .with_min_len(1024)
+                .for_each(|(v, dst)| {
+                    let pred = r.vertex(v);
+                    for k in 0..3 {
+                        dst[k] = restore(p, words[3 * v + k], pred[k]);
+                    }
+                });
+        }
+        None => {
+            // BitLinear.
+            let (a, b) = (h.previous.expect("checked"), h.before.expect("checked"));
+            out.par_iter_mut()
+                .enumerate()
+                .with_min_len(4096)
+                .for_each(|(i, d)| {
+                    *d = restore(p, words[i], a[i].wrapping_mul(2).wrapping_sub(b[i]));
+                });
+        }
+    }
+    Ok(out)
 }
 
 /// The quantized frames a lossy frame may be predicted from.
@@ -381,26 +644,82 @@ mod tests {
             .iter()
             .map(|f| f.to_bits())
             .collect();
+        let extrapolated: Vec<u32> = [-1.6f32, -0.0, f32::MAX, -2.5, -1e-40, 7.0]
+            .iter()
+            .map(|f| f.to_bits())
+            .collect();
+        // Four vertices on two strands; the references are affine maps and an extrapolation of
+        // the frames above, evaluated on the fly.
+        let m = [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]];
+        let (bits, prev, before, moved, extrapolated) = (
+            [bits.clone(), bits[..3].to_vec(), bits[3..].to_vec()].concat(),
+            [prev.clone(), prev[..3].to_vec(), prev[3..].to_vec()].concat(),
+            [before.clone(), before[..3].to_vec(), before[3..].to_vec()].concat(),
+            [moved.clone(), moved[..3].to_vec(), moved[3..].to_vec()].concat(),
+            [
+                extrapolated.clone(),
+                extrapolated[..3].to_vec(),
+                extrapolated[3..].to_vec(),
+            ]
+            .concat(),
+        );
+        let first = [true, false, true, false];
         let h = BitHistory {
             previous: Some(&prev),
             before: Some(&before),
-            moved: Some(&moved),
+            moved: Some(Reference::Affine {
+                m,
+                c: [0.5, -1.0, 2.0],
+                bits: &moved,
+            }),
+            extrapolated: Some(Reference::Extrapolate {
+                m1: m,
+                m2: m,
+                c: [0.0; 3],
+                a: &extrapolated,
+                b: &before,
+            }),
+            carried_rest: Some(Reference::Bits(&moved)),
+            first_of_strand: Some(&first),
         };
         let (p, w) = lossless_words(&bits, &h);
         assert_eq!(lossless_bits(w, p, &h).unwrap(), bits);
         for p in [
+            Predictor::Raw,
             Predictor::Xor,
             Predictor::BitDelta,
             Predictor::BitLinear,
             Predictor::BitPose,
+            Predictor::PoseLinear,
+            Predictor::PoseChain,
+            Predictor::PoseCarryChain,
+            Predictor::RestChain,
         ] {
-            let w: Vec<u32> = (0..bits.len())
-                .map(|i| match p {
-                    Predictor::Xor => bits[i] ^ prev[i],
-                    _ => zigzag(bits[i].wrapping_sub(bit_prediction(p, i, &h)) as i32),
-                })
-                .collect();
+            let w = encode(p, &bits, &h);
             assert_eq!(lossless_bits(w, p, &h).unwrap(), bits, "{p:?}");
+        }
+        // A missing reference is an error, not a panic.
+        let bare = BitHistory {
+            first_of_strand: Some(&first),
+            ..Default::default()
+        };
+        assert!(lossless_bits(vec![0; 12], Predictor::PoseChain, &bare).is_err());
+        // The order-preserving map: monotone, and inverted exactly.
+        let xs = [
+            f32::NEG_INFINITY,
+            -3.0,
+            -1e-40,
+            -0.0,
+            0.0,
+            1e-40,
+            2.0,
+            f32::INFINITY,
+        ];
+        for w in xs.windows(2) {
+            assert!(ordered(w[0].to_bits()) < ordered(w[1].to_bits()) || (w[0] == 0.0 && w[1] == 0.0));
+        }
+        for x in xs {
+            assert_eq!(unordered(ordered(x.to_bits())), x.to_bits());
         }
     }
 }

@@ -34,7 +34,19 @@ struct Decoded {
     bits: Option<Vec<u32>>,
     before_bits: Option<Vec<u32>>,
     pose: HeadPose,
+    /// Pose of the frame before (lossless extrapolation).
+    before_pose: HeadPose,
+    /// Positions of lossy frames (lossless frames are their `bits`).
     positions: Vec<[f32; 3]>,
+}
+
+impl Decoded {
+    fn positions(&self) -> Vec<[f32; 3]> {
+        match &self.bits {
+            Some(b) => bytemuck::cast_slice(b).to_vec(),
+            None => self.positions.clone(),
+        }
+    }
 }
 
 /// Lattice integers back to world positions. The writer checks its bound with
@@ -59,6 +71,8 @@ pub struct TcacheReader {
     step: f64,
     rest: Vec<i32>,
     first_of_strand: Vec<bool>,
+    /// Float bits of the rest pose (lossless keyframes).
+    rest_bits: Vec<u32>,
     last: Option<Decoded>,
 }
 
@@ -119,6 +133,7 @@ impl TcacheReader {
                 (f, Some(report))
             }
         };
+        let rest_bits = header.rest.points.iter().flatten().map(|c| c.to_bits()).collect();
         let (rest, first_of_strand, step) = lattice(&header);
         Ok(TcacheReader {
             src,
@@ -129,6 +144,7 @@ impl TcacheReader {
             step,
             rest,
             first_of_strand,
+            rest_bits,
             last: None,
         })
     }
@@ -257,6 +273,19 @@ impl TcacheReader {
         self.frames.iter().position(|f| (f.frame - frame).abs() < 1e-6)
     }
 
+    /// The predictor and stored size (bytes) of the frame at sequence `seq`, from its chunk
+    /// header alone (no decoding, no checksum): for statistics.
+    pub fn frame_stats(&self, seq: usize) -> Result<(Predictor, u64)> {
+        let entry = self
+            .frames
+            .get(seq)
+            .ok_or_else(|| Error::invalid(format!("no frame {seq}")))?;
+        let n = Self::chunk_len(&*self.src, entry.offset)?
+            .ok_or_else(|| Error::truncated(format!("frame {} is cut off", entry.frame)))?;
+        let head = read_at(&*self.src, entry.offset + 8 + 8 + 56, 1)?;
+        Ok((Predictor::from_u8(head[0])?, n))
+    }
+
     /// Decodes the chunk at sequence `seq`: (pose, predictor, stored words).
     fn chunk(&self, seq: usize) -> Result<(HeadPose, Predictor, Vec<u32>)> {
         let entry = self.frames[seq];
@@ -304,7 +333,7 @@ impl TcacheReader {
         // Resume from the last decoded frame when it is on the way, else from the keyframe.
         let key = seq - seq % self.header.keyframe_interval as usize;
         let start = match &self.last {
-            Some(d) if d.seq == seq => return Ok(d.positions.clone()),
+            Some(d) if d.seq == seq => return Ok(d.positions()),
             Some(d) if d.seq < seq && d.seq >= key => d.seq + 1,
             _ => {
                 self.last = None;
@@ -314,7 +343,7 @@ impl TcacheReader {
         for s in start..=seq {
             self.decode_next(s).in_file(&self.path)?;
         }
-        Ok(self.last.as_ref().expect("decoded").positions.clone())
+        Ok(self.last.as_ref().expect("decoded").positions())
     }
 
     /// Head pose stored with the frame at sequence index `seq` (identity when none was).
@@ -331,25 +360,36 @@ impl TcacheReader {
         let prev = self.last.take().filter(|d| d.seq + 1 == seq && !keyframe);
         match self.header.codec {
             Codec::Lossless => {
-                let moved = match &prev {
-                    Some(d) if predictor == Predictor::BitPose => {
-                        d.bits.as_deref().map(|b| pose.carry_bits(&d.pose, b))
-                    }
-                    _ => None,
+                let moved = prev
+                    .as_ref()
+                    .and_then(|d| d.bits.as_deref().map(|b| pose.carry(&d.pose, b)));
+                let extrapolated = match &prev {
+                    Some(d) => match (&d.bits, &d.before_bits) {
+                        (Some(a), Some(b)) if a.len() == b.len() => {
+                            Some(pose.extrapolate(&d.pose, a, &d.before_pose, b))
+                        }
+                        _ => None,
+                    },
+                    None => None,
                 };
+                let carried_rest = Some(pose.carry(&HeadPose::IDENTITY, &self.rest_bits));
                 let h = match &prev {
                     Some(d) => codec::BitHistory {
                         previous: d.bits.as_deref(),
                         before: d.before_bits.as_deref(),
-                        moved: moved.as_deref(),
+                        moved,
+                        extrapolated,
+                        first_of_strand: Some(&self.first_of_strand),
+                        carried_rest,
                     },
-                    None => codec::BitHistory::default(),
+                    None => codec::BitHistory {
+                        first_of_strand: Some(&self.first_of_strand),
+                        carried_rest,
+                        ..Default::default()
+                    },
                 };
                 let bits = codec::lossless_bits(words, predictor, &h)?;
-                let positions = bits
-                    .chunks_exact(3)
-                    .map(|c| [f32::from_bits(c[0]), f32::from_bits(c[1]), f32::from_bits(c[2])])
-                    .collect();
+                let before_pose = prev.as_ref().map_or(HeadPose::IDENTITY, |d| d.pose);
                 let before_bits = prev.and_then(|d| d.bits);
                 self.last = Some(Decoded {
                     seq,
@@ -358,7 +398,8 @@ impl TcacheReader {
                     bits: Some(bits),
                     before_bits,
                     pose,
-                    positions,
+                    before_pose,
+                    positions: Vec::new(),
                 });
             }
             Codec::Lossy { .. } => {
@@ -374,6 +415,7 @@ impl TcacheReader {
                 };
                 let k = codec::lossy_ints(&ctx, &words, predictor)?;
                 let positions = dequantize(&k, self.step, &pose);
+                let before_pose = prev.as_ref().map_or(HeadPose::IDENTITY, |d| d.pose);
                 let before = prev.and_then(|d| d.ints);
                 self.last = Some(Decoded {
                     seq,
@@ -382,6 +424,7 @@ impl TcacheReader {
                     bits: None,
                     before_bits: None,
                     pose,
+                    before_pose,
                     positions,
                 });
             }

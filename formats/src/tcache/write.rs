@@ -66,11 +66,14 @@ pub struct TcacheWriter {
     step: f64,
     rest: Vec<i32>,
     first_of_strand: Vec<bool>,
+    /// Float bits of the rest pose (lossless keyframes).
+    rest_bits: Vec<u32>,
     previous: Option<Vec<i32>>,
     before: Option<Vec<i32>>,
     previous_bits: Option<Vec<u32>>,
     before_bits: Option<Vec<u32>>,
     previous_pose: HeadPose,
+    before_pose: HeadPose,
 }
 
 impl TcacheWriter {
@@ -113,6 +116,7 @@ impl TcacheWriter {
         out.sink().write_all(&head).in_file(&path)?;
         out.sink().flush().in_file(&path)?;
         let (rest, first_of_strand, step) = lattice(&header);
+        let rest_bits = header.rest.points.iter().flatten().map(|c| c.to_bits()).collect();
         Ok(TcacheWriter {
             pos: head.len() as u64,
             path,
@@ -123,11 +127,13 @@ impl TcacheWriter {
             step,
             rest,
             first_of_strand,
+            rest_bits,
             previous: None,
             before: None,
             previous_bits: None,
             before_bits: None,
             previous_pose: HeadPose::IDENTITY,
+            before_pose: HeadPose::IDENTITY,
         })
     }
 
@@ -165,19 +171,34 @@ impl TcacheWriter {
         let (predictor, words) = match self.header.codec {
             Codec::Lossless => {
                 let bits: Vec<u32> = positions.iter().flatten().map(|c| c.to_bits()).collect();
+                // Carried even when the pose did not change (then it is the previous frame, up to
+                // rounding), so the chained predictor is there for still heads too.
                 let moved = match (&self.previous_bits, keyframe) {
-                    (Some(prev), false) if pose != self.previous_pose => {
-                        Some(pose.carry_bits(&self.previous_pose, prev))
+                    (Some(prev), false) => Some(pose.carry(&self.previous_pose, prev)),
+                    _ => None,
+                };
+                let extrapolated = match (&self.previous_bits, &self.before_bits, keyframe) {
+                    (Some(a), Some(b), false) => {
+                        Some(pose.extrapolate(&self.previous_pose, a, &self.before_pose, b))
                     }
                     _ => None,
                 };
+                let carried_rest = (keyframe || self.previous_bits.is_none())
+                    .then(|| pose.carry(&HeadPose::IDENTITY, &self.rest_bits));
                 let h = if keyframe {
-                    codec::BitHistory::default()
+                    codec::BitHistory {
+                        first_of_strand: Some(&self.first_of_strand),
+                        carried_rest,
+                        ..Default::default()
+                    }
                 } else {
                     codec::BitHistory {
                         previous: self.previous_bits.as_deref(),
                         before: self.before_bits.as_deref(),
-                        moved: moved.as_deref(),
+                        moved,
+                        extrapolated,
+                        first_of_strand: Some(&self.first_of_strand),
+                        carried_rest,
                     }
                 };
                 let (p, w) = codec::lossless_words(&bits, &h);
@@ -241,6 +262,7 @@ impl TcacheWriter {
         chunk.extend_from_slice(&crc32fast::hash(&chunk).to_le_bytes());
         self.out.sink().write_all(&chunk).in_file(&self.path)?;
         self.out.sink().flush().in_file(&self.path)?;
+        self.before_pose = self.previous_pose;
         self.previous_pose = pose;
         self.index.push((frame, self.pos));
         self.pos += chunk.len() as u64;
