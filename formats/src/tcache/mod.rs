@@ -43,7 +43,7 @@ pub const FRAME_TAG: &[u8; 4] = b"FRAM";
 pub const INDEX_TAG: &[u8; 4] = b"INDX";
 pub const END_TAG: &[u8; 8] = b"TRSCEND!";
 /// Vertices per independently compressed block (decoded in parallel).
-pub const BLOCK_VERTICES: usize = 1 << 16;
+pub const BLOCK_VERTICES: usize = 1 << 15;
 
 /// A rigid head pose: unit quaternion (x, y, z, w) and translation.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -269,6 +269,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Fifteen metres from the origin (a long walk) float32 rounding is a sizeable part of a
+    /// 0.01 mm bound (half a unit in the last place is 0.0006 mm there); the writer still keeps
+    /// every vertex within it.
+    #[test]
+    fn lossy_holds_a_fine_bound_far_from_the_origin() {
+        let (rest, data) = scene(6);
+        let far = |p: &[f32; 3]| [p[0] + 1500.0, p[1] - 350.0, p[2] + 1211.0];
+        let dir = std::env::temp_dir().join(format!("tress-tcache-far-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("far.tcache");
+        let bound = 0.001f32;
+        let header = TcacheHeader {
+            fps: 24.0,
+            codec: Codec::Lossy { bound },
+            keyframe_interval: 4,
+            rest,
+        };
+        let mut w = TcacheWriter::create(&path, header, 3).unwrap();
+        let moved: Vec<Vec<[f32; 3]>> = data.iter().map(|(p, _)| p.iter().map(far).collect()).collect();
+        for (f, p) in moved.iter().enumerate() {
+            let mut pose = data[f].1;
+            pose.translation = [
+                pose.translation[0] + 1500.0,
+                pose.translation[1] - 350.0,
+                pose.translation[2] + 1211.0,
+            ];
+            w.write_frame(f as f64, p, Some(pose)).unwrap();
+        }
+        w.finish().unwrap();
+        let mut r = TcacheReader::open(&path).unwrap();
+        for (seq, want) in moved.iter().enumerate() {
+            for (a, b) in r.frame(seq).unwrap().iter().zip(want) {
+                let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+                assert!(d <= bound, "frame {seq}: error {d}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -220,17 +220,30 @@ impl TcacheWriter {
                         k.push(q as i32);
                     }
                 }
-                // The guarantee, checked as the reader will decode it.
+                // The guarantee, checked as the reader will decode it. Far from the origin the
+                // float32 rounding of the decoded position adds to the quantization error; a
+                // neighbouring lattice point then usually lands within the bound.
+                let step = self.step;
+                let error = |q: [i32; 3], p: &[f32; 3]| -> f32 {
+                    let back = pose.to_world(q.map(|v| v as f64 * step)).map(|c| c as f32);
+                    (0..3).map(|a| (back[a] - p[a]).powi(2)).sum::<f32>().sqrt()
+                };
                 for (i, p) in positions.iter().enumerate() {
-                    let back = pose
-                        .to_world([0, 1, 2].map(|a| k[3 * i + a] as f64 * self.step))
-                        .map(|c| c as f32);
-                    let d2: f32 = (0..3).map(|a| (back[a] - p[a]).powi(2)).sum();
-                    if d2.sqrt() > bound {
+                    let q = [k[3 * i], k[3 * i + 1], k[3 * i + 2]];
+                    if error(q, p) <= bound {
+                        continue;
+                    }
+                    let best = (0..27)
+                        .map(|o| [q[0] + o % 3 - 1, q[1] + (o / 3) % 3 - 1, q[2] + o / 9 - 1])
+                        .map(|c| (error(c, p), c))
+                        .min_by(|a, b| a.0.total_cmp(&b.0))
+                        .expect("27 candidates");
+                    if best.0 > bound {
                         return Err(Error::invalid(format!(
                             "frame {frame}, vertex {i}: cannot hold the {bound} bound in float32 at this distance from the head"
                         )));
                     }
+                    k[3 * i..3 * i + 3].copy_from_slice(&best.1);
                 }
                 let ctx = LossyContext {
                     rest: &self.rest,
