@@ -29,6 +29,8 @@ pub struct SinkOptions {
     pub keyframe_interval: u32,
     /// Alembic: write velocities for motion blur.
     pub velocities: bool,
+    /// Alembic: the date recorded in the archive (default: `SOURCE_DATE_EPOCH`, else now).
+    pub date: Option<std::time::SystemTime>,
 }
 
 impl Default for SinkOptions {
@@ -38,6 +40,7 @@ impl Default for SinkOptions {
             level: 3,
             keyframe_interval: 16,
             velocities: true,
+            date: None,
         }
     }
 }
@@ -135,8 +138,11 @@ pub fn create_sink(
             Ok(Box::new(Tcache { writer }))
         }
         Some("abc") => {
-            let mut w = AbcWriter::with_options(path, &WriteOptions::new(info.fps, start_frame))
-                .map_err(|e| output_error(path, e))?;
+            let mut o = WriteOptions::new(info.fps, start_frame);
+            if let Some(d) = opts.date {
+                o.date = d;
+            }
+            let mut w = AbcWriter::with_options(path, &o).map_err(|e| output_error(path, e))?;
             let mut spec = CurvesSpec::from_strands("groom", "hair", &info.topology);
             spec.velocities = opts.velocities;
             w.add_curves(&spec)?;

@@ -2,6 +2,8 @@
 
 pub mod bench;
 pub mod convert;
+pub mod eval_cmd;
+pub mod farm_cmd;
 pub mod groom_cmd;
 pub mod inspect;
 pub mod inspect_abc;
@@ -9,8 +11,10 @@ pub mod inspect_cache;
 pub mod motion_cmd;
 pub mod preview;
 pub mod report;
+pub mod run_cmd;
 pub mod sdf_cmd;
 pub mod simulate;
+pub mod upsample_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -44,6 +48,17 @@ pub enum Command {
     },
     /// Full strand simulation (ground truth) of a groom on a moving head.
     Simulate(Box<simulate::SimulateArgs>),
+    /// Run a job file: simulation, guides, upsampling, caches, previews, metrics, report.
+    Run(run_cmd::RunArgs),
+    /// Upsample a guide cache to the whole groom (inverse-distance weights in guide frames).
+    Upsample(upsample_cmd::UpsampleArgs),
+    /// Errors of a cache against a ground-truth cache (JSON and a markdown table).
+    Eval(eval_cmd::EvalArgs),
+    /// Render-farm job templates.
+    Farm {
+        #[command(subcommand)]
+        command: farm_cmd::FarmCommand,
+    },
     /// Render a cache (contact sheet) or a groom to PNG, with the head.
     Preview(preview::PreviewArgs),
     /// Performance figures (reader speed, …).
@@ -66,5 +81,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Motion { command } => motion_cmd::run(&command),
         Command::Simulate(a) => simulate::run(&a),
         Command::Preview(a) => preview::run(&a),
+        Command::Run(a) => run_cmd::run_job(&a),
+        Command::Upsample(a) => upsample_cmd::run(&a),
+        Command::Eval(a) => eval_cmd::run(&a),
+        Command::Farm { command } => farm_cmd::run(&command),
     }
 }

@@ -5,6 +5,7 @@ use image::RgbImage;
 /// Samples per pixel along each axis.
 pub const SUPERSAMPLE: u32 = 3;
 
+#[derive(Clone)]
 pub struct Canvas {
     /// Size in samples.
     pub width: u32,

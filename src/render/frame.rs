@@ -39,24 +39,35 @@ impl Default for FrameStyle<'_> {
     }
 }
 
-/// Renders strands (`points`, `counts` vertices each) and optionally colliders.
-pub fn render_frame(
-    points: &[Vec3],
-    counts: &[u32],
-    colliders: Option<&ColliderFrame>,
+/// The colliders drawn alone (the expensive part of a frame: sphere tracing), to draw several
+/// versions of a frame's hair over; `depth_points` bound the depths searched.
+pub fn background(
     camera: &Camera,
-    style: &FrameStyle,
-) -> RgbImage {
-    let l = &style.lighting;
-    let mut canvas = Canvas::new(camera.width, camera.height, l.background);
+    colliders: Option<&ColliderFrame>,
+    depth_points: &[Vec3],
+    lighting: &Lighting,
+) -> Canvas {
+    let mut canvas = Canvas::new(camera.width, camera.height, lighting.background);
     if let Some(c) = colliders {
         let (near, far) = depth_range(
             camera,
-            points,
+            depth_points,
             0.5 * camera.width.max(camera.height) as f32 / camera.scale,
         );
-        draw_colliders(&mut canvas, camera, c, l, near, far);
+        draw_colliders(&mut canvas, camera, c, lighting, near, far);
     }
+    canvas
+}
+
+/// Draws strands (`points`, `counts` vertices each) into `canvas`.
+pub fn draw_strands(
+    canvas: &mut Canvas,
+    points: &[Vec3],
+    counts: &[u32],
+    camera: &Camera,
+    style: &FrameStyle,
+) {
+    let l = &style.lighting;
     let view = -camera.forward;
     let mut o = 0usize;
     for &n in counts {
@@ -81,10 +92,27 @@ pub fn render_frame(
         }
         o += n;
     }
+}
+
+/// Writes `text` in the picture's top-left corner.
+pub fn label(img: &mut RgbImage, text: &str) {
+    let scale = (img.height() / 200).max(1);
+    draw_text(img, 4 * scale, 4 * scale, text, scale, [40, 40, 40]);
+}
+
+/// Renders strands (`points`, `counts` vertices each) and optionally colliders.
+pub fn render_frame(
+    points: &[Vec3],
+    counts: &[u32],
+    colliders: Option<&ColliderFrame>,
+    camera: &Camera,
+    style: &FrameStyle,
+) -> RgbImage {
+    let mut canvas = background(camera, colliders, points, &style.lighting);
+    draw_strands(&mut canvas, points, counts, camera, style);
     let mut img = canvas.resolve();
     if let Some(text) = style.label {
-        let scale = (camera.height / 200).max(1);
-        draw_text(&mut img, 4 * scale, 4 * scale, text, scale, [40, 40, 40]);
+        label(&mut img, text);
     }
     img
 }

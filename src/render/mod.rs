@@ -8,6 +8,7 @@ pub mod canvas;
 pub mod font;
 pub mod frame;
 pub mod heat;
+pub mod plot;
 pub mod preview;
 pub mod shade;
 pub mod sheet;

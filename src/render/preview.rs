@@ -74,9 +74,57 @@ pub fn head_colliders(head: HeadShape, poses: &[Pose]) -> Colliders {
     body::colliders(head, &head_only, track)
 }
 
+/// One camera per frame: the scale that frames the first of `reference`, following the hair
+/// when it travels further than a quarter of the picture (a walk).
+pub fn cameras(reference: &[Vec<Vec3>], opts: &PreviewOptions) -> Vec<Camera> {
+    let Some(first) = reference.first() else {
+        return Vec::new();
+    };
+    let base = Camera::fit(opts.view, first, opts.width, opts.height);
+    let centres: Vec<Vec3> = reference.iter().map(|f| bbox_center(f)).collect();
+    let travel = centres
+        .iter()
+        .map(|c| c.distance(centres[0]))
+        .fold(0.0f32, f32::max);
+    let follow = travel * base.scale > 0.25 * opts.width.min(opts.height) as f32;
+    centres
+        .iter()
+        .map(|c| {
+            if follow {
+                Camera { center: *c, ..base }
+            } else {
+                base
+            }
+        })
+        .collect()
+}
+
+/// Renders each frame with its camera; `colliders(i)` gives the colliders of frame i.
+pub fn render_tiles<'c>(
+    frames: &[Vec<Vec3>],
+    cameras: &[Camera],
+    labels: &[String],
+    counts: &[u32],
+    colliders: impl Fn(usize) -> Option<crate::collide::ColliderFrame<'c>>,
+    coloring: impl Fn(usize) -> super::frame::Coloring<'c>,
+) -> Vec<RgbImage> {
+    frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let frame = colliders(i);
+            let style = FrameStyle {
+                label: labels.get(i).map(String::as_str),
+                coloring: coloring(i),
+                ..FrameStyle::default()
+            };
+            render_frame(f, counts, frame.as_ref(), &cameras[i], &style)
+        })
+        .collect()
+}
+
 /// Renders `frames` (labelled) with optional colliders (queried at the frame's index) on a
-/// contact sheet. The camera keeps one scale for all tiles and follows the hair when it
-/// travels further than its own size.
+/// contact sheet, with [`cameras`].
 pub fn preview(
     frames: &[Vec<Vec3>],
     labels: &[String],
@@ -84,33 +132,18 @@ pub fn preview(
     colliders: Option<&Colliders>,
     opts: &PreviewOptions,
 ) -> RgbImage {
-    let Some(first) = frames.first() else {
+    if frames.is_empty() {
         return RgbImage::new(1, 1);
-    };
-    let base = Camera::fit(opts.view, first, opts.width, opts.height);
-    let all: Vec<Vec3> = frames.iter().flat_map(|f| [bbox_center(f)]).collect();
-    let travel = all.iter().map(|c| c.distance(all[0])).fold(0.0f32, f32::max);
-    let follow = travel * base.scale > 0.25 * opts.width.min(opts.height) as f32;
-    let tiles: Vec<RgbImage> = frames
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let camera = if follow {
-                Camera {
-                    center: bbox_center(f),
-                    ..base
-                }
-            } else {
-                base
-            };
-            let frame = colliders.map(|c| c.at(i as f64));
-            let style = FrameStyle {
-                label: labels.get(i).map(String::as_str),
-                ..FrameStyle::default()
-            };
-            render_frame(f, counts, frame.as_ref(), &camera, &style)
-        })
-        .collect();
+    }
+    let cams = cameras(frames, opts);
+    let tiles = render_tiles(
+        frames,
+        &cams,
+        labels,
+        counts,
+        |i| colliders.map(|c| c.at(i as f64)),
+        |_| super::frame::Coloring::Shaded,
+    );
     contact_sheet(&tiles, opts.columns)
 }
 

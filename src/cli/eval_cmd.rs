@@ -1,0 +1,118 @@
+//! `tress eval GT PRED [--head sphere|none|MESH] [--json]`: errors of a cache against the
+//! ground truth, per frame and overall.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use glam::Vec3;
+use serde_json::json;
+
+use crate::cache::open_source;
+use crate::collide::head_fit::fit_head;
+use crate::collide::mesh_sdf::SdfParams;
+use crate::collide::{HeadShape, head_mesh::head_grid};
+use crate::error::{Error, Result};
+use crate::groom::{Transform, UpAxis};
+use crate::metrics::Evaluator;
+use crate::metrics::table::markdown;
+use crate::render::preview::{head_colliders, root_poses, roots};
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Ground-truth cache.
+    pub gt: PathBuf,
+    /// Predicted cache (same strands, same frames).
+    pub pred: PathBuf,
+    /// Head for penetration: sphere (fitted to the ground truth's first-frame roots and moved
+    /// with them), none, or a mesh / .sdf in the first frame's pose.
+    #[arg(long, default_value = "sphere")]
+    pub head: String,
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f32,
+    #[arg(long, value_enum, default_value_t = UpAxis::Y)]
+    pub up: UpAxis,
+    #[arg(long, default_value_t = 24.0)]
+    pub fps: f64,
+    /// Also list every frame.
+    #[arg(long)]
+    pub frames: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: &EvalArgs) -> Result<()> {
+    let mut gt = open_source(&a.gt, None, a.fps)?;
+    let mut pred = open_source(&a.pred, None, a.fps)?;
+    let (gi, pi) = (gt.info().clone(), pred.info().clone());
+    if gi.topology.counts != pi.topology.counts {
+        return Err(Error::Invalid(format!(
+            "{} and {} hold different strands",
+            a.gt.display(),
+            a.pred.display()
+        )));
+    }
+    if gi.frames != pi.frames {
+        return Err(Error::Invalid(format!(
+            "{} and {} hold different frames",
+            a.gt.display(),
+            a.pred.display()
+        )));
+    }
+    let counts = gi.topology.counts.clone();
+    let first: Vec<Vec3> = gt.read(0)?.into_iter().map(Vec3::from_array).collect();
+    // Head poses from the ground truth's roots (a rigid fit per frame).
+    let mut frames_roots = Vec::new();
+    for i in 0..gi.frames.len() {
+        let p: Vec<Vec3> = gt.read(i)?.into_iter().map(Vec3::from_array).collect();
+        frames_roots.push(roots(&p, &counts));
+    }
+    let poses = {
+        let as_frames: Vec<Vec<Vec3>> = frames_roots.clone();
+        root_poses(&as_frames, &vec![1; counts.len()])
+    };
+    let shape = match a.head.as_str() {
+        "none" => None,
+        "sphere" => Some(HeadShape::Procedural(fit_head(&roots(&first, &counts))?)),
+        file => Some(HeadShape::Grid(head_grid(
+            std::path::Path::new(file),
+            &Transform {
+                scale: a.scale,
+                up: a.up,
+            },
+            &SdfParams::default(),
+        )?)),
+    };
+    let colliders = shape.map(|s| head_colliders(s, &poses));
+    let mut e = Evaluator::new(&counts);
+    for i in 0..gi.frames.len() {
+        let g: Vec<Vec3> = gt.read(i)?.into_iter().map(Vec3::from_array).collect();
+        let p: Vec<Vec3> = pred.read(i)?.into_iter().map(Vec3::from_array).collect();
+        let at = colliders.as_ref().map(|c| c.at(i as f64));
+        e.push(gi.frames[i], &g, &p, at.as_ref());
+    }
+    let s = e.summary();
+    if a.json {
+        let doc = json!({"gt": a.gt, "pred": a.pred, "summary": s, "frames": if a.frames { Some(&e.frames) } else { None }});
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+        return Ok(());
+    }
+    println!("{}", markdown(&[(a.pred.display().to_string(), s, None)]));
+    if a.frames {
+        println!(
+            "| frame | RMSE | max | length error | tangent (°) | penetrating | jitter |\n| --- | --- | --- | --- | --- | --- | --- |"
+        );
+        for f in &e.frames {
+            println!(
+                "| {} | {:.4} | {:.4} | {:.3} % | {:.2} | {:.3} % | {:.4} |",
+                f.frame,
+                f.rmse,
+                f.max_error,
+                100.0 * f.length_error_mean,
+                f.tangent_error_deg,
+                100.0 * f.penetration_fraction,
+                f.jitter
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! `tress farm export JOB.toml --format openjd -o TEMPLATE.yaml [--chunks N]`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::report::output_file;
+use crate::error::Result;
+use crate::pipeline::{Job, farm};
+
+#[derive(Debug, Subcommand)]
+pub enum FarmCommand {
+    /// Write a render-farm job template of a job file.
+    Export(ExportArgs),
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum FarmFormat {
+    /// Open Job Description, jobtemplate-2023-09 (runs with `openjd run`, AWS Deadline Cloud).
+    Openjd,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    pub job: PathBuf,
+    #[arg(long, value_enum, default_value_t = FarmFormat::Openjd)]
+    pub format: FarmFormat,
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Tasks the upsampling is split into.
+    #[arg(long, default_value_t = 4)]
+    pub chunks: usize,
+    /// The tress executable the farm runs [default: this one].
+    #[arg(long)]
+    pub tress: Option<String>,
+}
+
+pub fn run(cmd: &FarmCommand) -> Result<()> {
+    let FarmCommand::Export(a) = cmd;
+    let job = Job::load(&a.job)?;
+    let job_file = std::path::absolute(&a.job).unwrap_or_else(|_| a.job.clone());
+    let out = std::path::absolute(&a.output).unwrap_or_else(|_| a.output.clone());
+    let job_file = farm::relative(out.parent().unwrap_or(std::path::Path::new("/")), &job_file);
+    let tress = a.tress.clone().unwrap_or_else(|| {
+        std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "tress".into())
+    });
+    let text = match a.format {
+        FarmFormat::Openjd => farm::openjd_template(&job, &job_file, &tress, a.chunks),
+    };
+    tress_formats::atomic::write(&a.output, text.as_bytes())
+        .map_err(|e| crate::groom::files::output_error(&a.output, e))?;
+    output_file(&a.output);
+    Ok(())
+}

@@ -1,0 +1,79 @@
+//! `tress run JOB.toml [--frames A-B] [--only STAGE…] [--chunk i/n] [--threads T] [--json]`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::report::output_file;
+use crate::cache::parse_frame_range;
+use crate::error::{Error, Result};
+use crate::pipeline::{Job, RunOptions, Stage, run};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The job file (TOML).
+    pub job: PathBuf,
+    /// Override the job's frame range.
+    #[arg(long, value_name = "A-B")]
+    pub frames: Option<String>,
+    /// Run only these stages (their upstream stages must be done).
+    #[arg(long, value_enum, num_args = 1..)]
+    pub only: Vec<Stage>,
+    /// Run chunk i of n of the per-frame stages (upsample), e.g. 2/4.
+    #[arg(long, value_name = "i/n")]
+    pub chunk: Option<String>,
+    /// Worker threads [default: all cores]. Results are identical for any count.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_chunk(s: &str) -> Result<(usize, usize)> {
+    let bad = || Error::Invalid(format!("--chunk {s:?}: expected i/n with 0 ≤ i < n, e.g. 2/4"));
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+pub fn run_job(a: &RunArgs) -> Result<()> {
+    if let Some(t) = a.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t.max(1))
+            .build_global()
+            .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
+    }
+    let mut job = Job::load(&a.job)?;
+    if let Some(f) = &a.frames {
+        let (first, last) = parse_frame_range(f)?;
+        job.first = first as i64;
+        job.last = last as i64;
+    }
+    let chunk = a.chunk.as_deref().map(parse_chunk).transpose()?;
+    let report = run(
+        &job,
+        &RunOptions {
+            only: a.only.clone(),
+            chunk,
+            quiet: a.json,
+        },
+    )?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        return Ok(());
+    }
+    for s in &report.stages {
+        if s.status == "ran" {
+            for o in &s.outputs {
+                output_file(&job.output.join(o));
+            }
+        }
+    }
+    Ok(())
+}

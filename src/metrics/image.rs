@@ -1,0 +1,91 @@
+//! Picture similarity of previews: PSNR over RGB and SSIM (Wang et al. 2004) over luma.
+
+use image::RgbImage;
+
+/// Peak signal-to-noise ratio in dB over the three channels (255 peak); identical pictures
+/// give 100 dB (a cap, so reports stay finite).
+pub fn psnr(a: &RgbImage, b: &RgbImage) -> f64 {
+    assert_eq!(a.dimensions(), b.dimensions(), "pictures differ in size");
+    let n = (a.width() * a.height() * 3).max(1) as f64;
+    let mse: f64 = a
+        .as_raw()
+        .iter()
+        .zip(b.as_raw())
+        .map(|(x, y)| (*x as f64 - *y as f64).powi(2))
+        .sum::<f64>()
+        / n;
+    if mse == 0.0 {
+        100.0
+    } else {
+        (10.0 * (255.0f64 * 255.0 / mse).log10()).min(100.0)
+    }
+}
+
+fn luma(img: &RgbImage) -> Vec<f64> {
+    img.pixels()
+        .map(|p| 0.299 * p[0] as f64 + 0.587 * p[1] as f64 + 0.114 * p[2] as f64)
+        .collect()
+}
+
+/// Mean structural similarity over 8 × 8 windows (step 4) of the luma, with the usual
+/// constants C₁ = (0.01·255)², C₂ = (0.03·255)². 1 for identical pictures.
+pub fn ssim(a: &RgbImage, b: &RgbImage) -> f64 {
+    assert_eq!(a.dimensions(), b.dimensions(), "pictures differ in size");
+    let (w, h) = (a.width() as usize, a.height() as usize);
+    let (x, y) = (luma(a), luma(b));
+    let (c1, c2) = ((0.01f64 * 255.0).powi(2), (0.03f64 * 255.0).powi(2));
+    let win = 8usize.min(w).min(h);
+    let (mut sum, mut count) = (0.0f64, 0usize);
+    let mut oy = 0;
+    while oy + win <= h {
+        let mut ox = 0;
+        while ox + win <= w {
+            let (mut mx, mut my) = (0.0, 0.0);
+            for j in oy..oy + win {
+                for i in ox..ox + win {
+                    mx += x[j * w + i];
+                    my += y[j * w + i];
+                }
+            }
+            let k = (win * win) as f64;
+            mx /= k;
+            my /= k;
+            let (mut vx, mut vy, mut cxy) = (0.0, 0.0, 0.0);
+            for j in oy..oy + win {
+                for i in ox..ox + win {
+                    let (dx, dy) = (x[j * w + i] - mx, y[j * w + i] - my);
+                    vx += dx * dx;
+                    vy += dy * dy;
+                    cxy += dx * dy;
+                }
+            }
+            vx /= k - 1.0;
+            vy /= k - 1.0;
+            cxy /= k - 1.0;
+            sum += ((2.0 * mx * my + c1) * (2.0 * cxy + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2));
+            count += 1;
+            ox += 4;
+        }
+        oy += 4;
+    }
+    if count == 0 { 1.0 } else { sum / count as f64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::Rgb;
+
+    #[test]
+    fn identical_noisy_and_known_error() {
+        let a = RgbImage::from_fn(32, 32, |x, y| Rgb([(x * 8) as u8, (y * 8) as u8, 100]));
+        assert_eq!(psnr(&a, &a), 100.0);
+        assert!((ssim(&a, &a) - 1.0).abs() < 1e-12);
+        // Every channel off by 5: MSE 25 → 10 log10(255²/25) = 34.15 dB.
+        let b = RgbImage::from_fn(32, 32, |x, y| Rgb([(x * 8) as u8 + 5, (y * 8) as u8 + 5, 105]));
+        assert!((psnr(&a, &b) - 34.151).abs() < 1e-3);
+        // A structurally different picture scores lower than a shifted-brightness one.
+        let c = RgbImage::from_fn(32, 32, |x, y| Rgb([(y * 8) as u8, (x * 8) as u8, 100]));
+        assert!(ssim(&a, &c) < ssim(&a, &b));
+    }
+}

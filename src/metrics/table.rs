@@ -1,0 +1,34 @@
+//! Metrics as a markdown table.
+
+use super::eval::Summary;
+
+/// A table row: method name, its metrics, and its preview PSNR / SSIM when known.
+pub type Row = (String, Summary, Option<(f64, f64)>);
+
+/// One row per method: RMSE, max error, length error, tangent error, penetration, jitter, and
+/// preview PSNR / SSIM when known. Lengths in the scene's units (cm).
+pub fn markdown(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "| method | RMSE (cm) | max (cm) | length error mean / max | tangent (°) | penetrating vertices | deepest (cm) | jitter (cm) | preview PSNR (dB) / SSIM |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for (name, m, img) in rows {
+        let img = match img {
+            Some((p, q)) => format!("{p:.1} / {q:.3}"),
+            None => "–".into(),
+        };
+        s.push_str(&format!(
+            "| {name} | {:.4} | {:.3} | {:.2} % / {:.2} % | {:.2} | {:.3} % | {:.3} | {:.4} (GT {:.4}) | {img} |\n",
+            m.rmse,
+            m.max_error,
+            100.0 * m.length_error_mean,
+            100.0 * m.length_error_max,
+            m.tangent_error_deg,
+            100.0 * m.penetration_fraction,
+            m.penetration_max,
+            m.jitter,
+            m.jitter_gt
+        ));
+    }
+    s
+}

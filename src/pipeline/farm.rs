@@ -1,0 +1,95 @@
+//! Farm templates: an Open Job Description (jobtemplate-2023-09) template that runs a job's
+//! stages as steps — the simulations as one task each, the upsampling split into frame chunks —
+//! with the dependencies between them. `openjd run TEMPLATE --step report --run-dependencies`
+//! runs the whole job locally.
+
+use std::path::Path;
+
+use super::job::Job;
+use super::stage::Stage;
+
+/// YAML string literal (single-quoted; quotes doubled).
+fn q(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// `to` relative to the folder `from` (both absolute): OpenJD joins PATH parameters' defaults
+/// to the template's folder.
+pub fn relative(from: &Path, to: &Path) -> std::path::PathBuf {
+    let (a, b): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = std::path::PathBuf::new();
+    for _ in common..a.len() {
+        out.push("..");
+    }
+    for c in &b[common..] {
+        out.push(c);
+    }
+    out
+}
+
+/// The template of `job` (`job_file`, relative to the template's folder) running `tress` (the
+/// executable to call), with the upsampling split into `chunks` tasks.
+pub fn openjd_template(job: &Job, job_file: &Path, tress: &str, chunks: usize) -> String {
+    let chunks = chunks.max(1);
+    let mut y = String::new();
+    y.push_str("specificationVersion: 'jobtemplate-2023-09'\n");
+    y.push_str(&format!("name: {}\n", q(&format!("tress {}", job.name))));
+    y.push_str("parameterDefinitions:\n");
+    y.push_str(&format!(
+        "- name: JobFile\n  type: PATH\n  objectType: FILE\n  dataFlow: IN\n  default: {}\n",
+        q(&job_file.display().to_string())
+    ));
+    y.push_str(&format!(
+        "- name: Tress\n  type: STRING\n  default: {}\n",
+        q(tress)
+    ));
+    y.push_str("steps:\n");
+    let mut previous: Option<&str> = None;
+    for stage in Stage::ALL {
+        let name = stage.name();
+        y.push_str(&format!("- name: {name}\n"));
+        if let Some(p) = previous {
+            y.push_str(&format!("  dependencies:\n  - dependsOn: {p}\n"));
+        }
+        let mut args = vec![
+            "run".to_string(),
+            "{{Param.JobFile}}".into(),
+            "--only".into(),
+            name.into(),
+        ];
+        if stage.chunkable() {
+            y.push_str(&format!(
+                "  parameterSpace:\n    taskParameterDefinitions:\n    - name: Chunk\n      type: INT\n      range: '0-{}'\n",
+                chunks - 1
+            ));
+            args.push("--chunk".into());
+            args.push(format!("{{{{Task.Param.Chunk}}}}/{chunks}"));
+        }
+        y.push_str(
+            "  script:\n    actions:\n      onRun:\n        command: '{{Param.Tress}}'\n        args:\n",
+        );
+        for a in args {
+            y.push_str(&format!("        - {}\n", q(&a)));
+        }
+        previous = Some(name);
+    }
+    y
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(
+            relative(Path::new("/a/b"), Path::new("/a/b/c.toml")),
+            Path::new("c.toml")
+        );
+        assert_eq!(
+            relative(Path::new("/a/b/t"), Path::new("/a/x/c.toml")),
+            Path::new("../../x/c.toml")
+        );
+    }
+}

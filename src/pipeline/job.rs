@@ -1,0 +1,445 @@
+//! Job files: one TOML file describing a whole shot — groom, head, motion, material, what to
+//! run and what to write. A job may `extends = "NAME|FILE"` a preset (`presets/jobs/`) and
+//! override any of it; unknown keys are errors with the key's path and a suggestion.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use toml::{Table, Value};
+
+use super::keys::{expand_env, merge, section};
+use crate::error::{Error, Result};
+use crate::groom::UpAxis;
+use crate::presets;
+use crate::render::View;
+use crate::sim::{Material, SimOptions};
+
+pub const TABLE: presets::Table = &[("default", include_str!("../../presets/jobs/default.toml"))];
+
+/// The groom: a procedural preset or a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GroomSpec {
+    /// Procedural preset (straight, wavy, curly, or a TOML file of groom parameters).
+    pub preset: Option<String>,
+    /// A groom file (any format tress reads); `${VAR}` expanded, relative to the job file.
+    pub file: Option<String>,
+    /// Strands of a procedural groom.
+    pub strands: Option<usize>,
+    /// Resample every strand to this many points (0 keeps the file's sampling).
+    pub points: usize,
+    pub scale: f32,
+    pub up: UpAxis,
+}
+
+impl Default for GroomSpec {
+    fn default() -> Self {
+        GroomSpec {
+            preset: Some("straight".into()),
+            file: None,
+            strands: None,
+            points: 25,
+            scale: 1.0,
+            up: UpAxis::Y,
+        }
+    }
+}
+
+/// The head collider and the body under it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HeadSpec {
+    /// procedural, sphere, or a mesh / .sdf file path.
+    pub collider: String,
+    /// Body preset (default, head_only) or TOML file; default depends on the head.
+    pub body: Option<String>,
+    /// Cell size (cm) of a mesh head's distance grid.
+    pub sdf_cell: f32,
+}
+
+impl Default for HeadSpec {
+    fn default() -> Self {
+        HeadSpec {
+            collider: "procedural".into(),
+            body: None,
+            sdf_cell: 0.2,
+        }
+    }
+}
+
+/// Head motion: one source.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MotionSpec {
+    /// Random key-pose preset (gentle, walk, turn, violent) or a TOML file of one.
+    pub preset: Option<String>,
+    /// Overrides the preset's seed.
+    pub seed: Option<u64>,
+    pub gltf: Option<String>,
+    pub node: Option<String>,
+    pub animation: Option<String>,
+    pub abc: Option<String>,
+    pub xform: Option<String>,
+    pub mesh: Option<String>,
+    pub track: Option<String>,
+}
+
+/// Guide selection and upsampling.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GuideSpec {
+    /// About this many guides, on a uniform root-UV lattice.
+    pub count: usize,
+    /// Upsampling method (idw).
+    pub method: String,
+    /// Guides each normal strand follows.
+    pub neighbors: usize,
+    /// Push upsampled strands out of the head and body, keeping segment lengths.
+    pub resolve_collisions: bool,
+}
+
+impl Default for GuideSpec {
+    fn default() -> Self {
+        GuideSpec {
+            count: 200,
+            method: "idw".into(),
+            neighbors: 10,
+            resolve_collisions: true,
+        }
+    }
+}
+
+/// What the write stage produces in the output folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputSpec {
+    /// `hair.abc`: the upsampled groom, every frame.
+    pub abc: bool,
+    /// `hair.tcache` (lossless).
+    pub tcache: bool,
+    /// `ply/hair.####.ply`.
+    pub ply: bool,
+    /// `gt.abc`: the full simulation as Alembic too.
+    pub ground_truth_abc: bool,
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        OutputSpec {
+            abc: true,
+            tcache: false,
+            ply: false,
+            ground_truth_abc: false,
+        }
+    }
+}
+
+/// Preview pictures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PreviewSpec {
+    /// Show every n-th frame on the contact sheets.
+    pub every: usize,
+    pub view: View,
+    /// Tile size, WIDTHxHEIGHT.
+    pub size: String,
+    pub columns: usize,
+    /// Frames compared side by side (ground truth | method | error), evenly spaced.
+    pub compare_frames: usize,
+}
+
+impl Default for PreviewSpec {
+    fn default() -> Self {
+        PreviewSpec {
+            every: 10,
+            view: View::ThreeQuarter,
+            size: "320x320".into(),
+            columns: 4,
+            compare_frames: 3,
+        }
+    }
+}
+
+/// A whole job, after `extends` and with paths resolved.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub name: String,
+    /// The job file (`None` for a job built in code).
+    pub file: Option<PathBuf>,
+    /// Output folder.
+    pub output: PathBuf,
+    pub first: i64,
+    pub last: i64,
+    pub fps: f64,
+    pub seed: u64,
+    pub checkpoint_every: Option<u32>,
+    pub groom: GroomSpec,
+    pub head: HeadSpec,
+    pub motion: MotionSpec,
+    pub material_preset: String,
+    pub material: Material,
+    pub simulate: SimOptions,
+    pub guides: GuideSpec,
+    pub outputs: OutputSpec,
+    pub preview: PreviewSpec,
+    /// The merged TOML (for the report and content hashes).
+    pub table: Table,
+}
+
+/// Top-level keys of a job file.
+const TOP: &[&str] = &[
+    "extends",
+    "name",
+    "output",
+    "frames",
+    "fps",
+    "seed",
+    "checkpoint_every",
+    "groom",
+    "head",
+    "motion",
+    "material",
+    "simulate",
+    "guides",
+    "outputs",
+    "preview",
+];
+
+fn parse_table(text: &str, origin: &str) -> Result<Table> {
+    toml::from_str(text).map_err(|e| Error::Invalid(format!("{origin}: {}", e.to_string().trim())))
+}
+
+/// The preset or file named by `extends`, with its own `extends` resolved (depth ≤ 8).
+fn load_chain(table: Table, origin: &str, dir: &Path, depth: usize) -> Result<Table> {
+    let Some(parent) = table.get("extends").cloned() else {
+        return Ok(table);
+    };
+    if depth > 8 {
+        return Err(Error::Invalid(format!(
+            "{origin}: `extends` nests more than 8 deep (a cycle?)"
+        )));
+    }
+    let name = parent.as_str().ok_or_else(|| {
+        Error::Invalid(format!(
+            "{origin}: `extends` must be a preset name or a file path"
+        ))
+    })?;
+    let (text, parent_origin, parent_dir) = match TABLE.iter().find(|(n, _)| *n == name) {
+        Some((_, text)) => (text.to_string(), format!("job preset {name}"), dir.to_path_buf()),
+        None => {
+            let path = dir.join(expand_env(name, origin)?);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                Error::Invalid(format!("{origin}: extends {name:?}: {}: {e}", path.display()))
+            })?;
+            let d = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+            (text, path.display().to_string(), d)
+        }
+    };
+    let mut base = load_chain(
+        parse_table(&text, &parent_origin)?,
+        &parent_origin,
+        &parent_dir,
+        depth + 1,
+    )?;
+    base.remove("extends");
+    let mut over = table;
+    over.remove("extends");
+    merge(&mut base, over);
+    Ok(base)
+}
+
+impl Job {
+    /// Reads a job file.
+    pub fn load(path: &Path) -> Result<Job> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let mut job = Job::from_table(parse_table(&text, &origin)?, &origin, &dir)?;
+        job.file = Some(path.to_path_buf());
+        Ok(job)
+    }
+
+    /// Builds a job from TOML (`dir` resolves relative paths).
+    pub fn from_table(table: Table, origin: &str, dir: &Path) -> Result<Job> {
+        for k in table.keys() {
+            if !TOP.contains(&k.as_str()) {
+                let hint = super::keys::suggest(k, TOP)
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                return Err(Error::Invalid(format!("{origin}: unknown key `{k}`{hint}")));
+            }
+        }
+        // Everything not given comes from the default preset.
+        let mut t = if table.contains_key("extends") {
+            load_chain(table, origin, dir, 0)?
+        } else {
+            let mut with = table;
+            with.insert("extends".into(), Value::String("default".into()));
+            load_chain(with, origin, dir, 0)?
+        };
+        t.remove("extends");
+        let get = |k: &str| t.get(k).cloned().unwrap_or(Value::Table(Table::new()));
+        let str_of = |k: &str| -> Result<String> {
+            t.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| Error::Invalid(format!("{origin}: `{k}` must be a string")))
+        };
+        let name = str_of("name")?;
+        let output = dir.join(expand_env(&str_of("output")?, origin)?);
+        let (first, last) = crate::cache::parse_frame_range(&str_of("frames")?)
+            .map_err(|e| Error::Invalid(format!("{origin}: frames: {e}")))?;
+        if first.fract() != 0.0 || last.fract() != 0.0 {
+            return Err(Error::Invalid(format!("{origin}: frames must be whole numbers")));
+        }
+        let fps: f64 = section(get("fps"), "fps", origin)?;
+        if !(fps > 0.0 && fps.is_finite()) {
+            return Err(Error::Invalid(format!("{origin}: fps must be positive")));
+        }
+        let seed: u64 = section(get("seed"), "seed", origin)?;
+        let checkpoint_every: Option<u32> = match t.get("checkpoint_every") {
+            Some(v) => Some(section(v.clone(), "checkpoint_every", origin)?),
+            None => None,
+        };
+        let mut groom: GroomSpec = section(get("groom"), "groom", origin)?;
+        if let Some(f) = &groom.file {
+            groom.file = Some(dir.join(expand_env(f, origin)?).display().to_string());
+            groom.preset = None;
+        }
+        if groom.preset.is_none() && groom.file.is_none() {
+            return Err(Error::Invalid(format!(
+                "{origin}: [groom] needs `preset` or `file`"
+            )));
+        }
+        let mut head: HeadSpec = section(get("head"), "head", origin)?;
+        if !matches!(head.collider.as_str(), "procedural" | "sphere") {
+            head.collider = dir
+                .join(expand_env(&head.collider, origin)?)
+                .display()
+                .to_string();
+        }
+        let mut motion: MotionSpec = section(get("motion"), "motion", origin)?;
+        for p in [&mut motion.gltf, &mut motion.abc, &mut motion.track]
+            .into_iter()
+            .flatten()
+        {
+            *p = dir.join(expand_env(p, origin)?).display().to_string();
+        }
+        if let Some(p) = &motion.preset
+            && p.ends_with(".toml")
+        {
+            motion.preset = Some(dir.join(expand_env(p, origin)?).display().to_string());
+        }
+        // Material: a preset, with any of its keys overridden.
+        let mut mat = match get("material") {
+            Value::Table(m) => m,
+            _ => return Err(Error::Invalid(format!("{origin}: [material] must be a table"))),
+        };
+        let material_preset = match mat.remove("preset") {
+            Some(Value::String(s)) => s,
+            Some(_) => {
+                return Err(Error::Invalid(format!(
+                    "{origin}: material.preset must be a string"
+                )));
+            }
+            None => "straight".into(),
+        };
+        let mut base: Table = match crate::sim::material::TABLE
+            .iter()
+            .find(|(n, _)| *n == material_preset)
+        {
+            Some((_, text)) => parse_table(text, &format!("material preset {material_preset}"))?,
+            None => {
+                let p = dir.join(expand_env(&material_preset, origin)?);
+                let text = std::fs::read_to_string(&p).map_err(|e| {
+                    Error::Invalid(format!(
+                        "{origin}: material.preset {material_preset:?}: {}: {e}",
+                        p.display()
+                    ))
+                })?;
+                parse_table(&text, &p.display().to_string())?
+            }
+        };
+        merge(&mut base, mat);
+        let material: Material = section(Value::Table(base), "material", origin)?;
+        material
+            .check()
+            .map_err(|e| Error::Invalid(format!("{origin}: material: {e}")))?;
+        let simulate: SimOptions = section(get("simulate"), "simulate", origin)?;
+        let guides: GuideSpec = section(get("guides"), "guides", origin)?;
+        if guides.method != "idw" {
+            return Err(Error::Invalid(format!(
+                "{origin}: guides.method {:?}: the methods available are: idw",
+                guides.method
+            )));
+        }
+        let outputs: OutputSpec = section(get("outputs"), "outputs", origin)?;
+        let preview: PreviewSpec = section(get("preview"), "preview", origin)?;
+        Ok(Job {
+            name,
+            file: None,
+            output,
+            first: first as i64,
+            last: last as i64,
+            fps,
+            seed,
+            checkpoint_every,
+            groom,
+            head,
+            motion,
+            material_preset,
+            material,
+            simulate,
+            guides,
+            outputs,
+            preview,
+            table: t,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(text: &str) -> Result<Job> {
+        Job::from_table(parse_table(text, "job.toml")?, "job.toml", Path::new("/tmp"))
+    }
+
+    #[test]
+    fn defaults_extends_and_overrides() {
+        let j =
+            job("name = 'x'\nframes = '1-10'\n[material]\nbend = 9000.0\n[simulate]\nsubsteps = 3").unwrap();
+        assert_eq!((j.first, j.last), (1, 10));
+        assert_eq!(j.material.bend, 9000.0);
+        // Other material keys come from the straight preset.
+        assert_eq!(j.material.stretch, Material::preset("straight").unwrap().stretch);
+        assert_eq!(j.simulate.substeps, 3);
+        assert_eq!(j.guides.method, "idw");
+        assert_eq!(j.output, Path::new("/tmp/out/job"));
+        assert_eq!(j.groom.strands, Some(2000));
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let e = job("name = 'x'\n[simulate]\nsubsteep = 3")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`simulate.substeep`") && e.contains("`substeps`"),
+            "{e}"
+        );
+        let e = job("nmae = 'x'").unwrap_err().to_string();
+        assert!(e.contains("`nmae`") && e.contains("`name`"), "{e}");
+        let e = job("[material]\nbendd = 3.0").unwrap_err().to_string();
+        assert!(e.contains("`material.bendd`") && e.contains("`bend`"), "{e}");
+        let e = job("[guides]\nmethod = 'neural'").unwrap_err().to_string();
+        assert!(e.contains("idw"), "{e}");
+        let e = job("frames = 'soon'").unwrap_err().to_string();
+        assert!(e.contains("frames"), "{e}");
+        let e = job("[material]\nfriction = -1.0").unwrap_err().to_string();
+        assert!(e.contains("material"), "{e}");
+        let e = job("extends = 'nope.toml'").unwrap_err().to_string();
+        assert!(e.contains("nope.toml"), "{e}");
+    }
+}

@@ -1,0 +1,19 @@
+//! The main job: a job file in; caches, metrics, pictures and a report out. Stages run in order
+//! (prepare → simulate → guides → guide_sim → upsample → write → preview → eval → report),
+//! each recording a content hash of its inputs so re-runs skip what is done and resume after a
+//! crash.
+
+pub mod evaluate;
+pub mod farm;
+pub mod job;
+pub mod keys;
+pub mod preview;
+pub mod report;
+pub mod run;
+pub mod scene;
+pub mod stage;
+pub mod stages;
+
+pub use job::Job;
+pub use run::{RunOptions, RunReport, run};
+pub use stage::Stage;

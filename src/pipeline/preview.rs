@@ -1,0 +1,190 @@
+//! The preview stage: contact sheets of the method's result and of the ground truth, and a
+//! side-by-side sheet (ground truth | method | error) with the preview PSNR / SSIM.
+
+use glam::Vec3;
+use image::RgbImage;
+use serde::{Deserialize, Serialize};
+use tress_formats::tcache::TcacheReader;
+
+use super::run::Ctx;
+use super::scene::{job_colliders, load_groom, scene_of};
+use super::stages::for_each_part_frame;
+use crate::error::{Error, Result};
+use crate::metrics::{psnr, ssim};
+use crate::render::frame::Coloring;
+use crate::render::frame::{FrameStyle, background, draw_strands, label};
+use crate::render::heat::legend;
+use crate::render::preview::{PreviewOptions, cameras};
+use crate::render::sheet::contact_sheet;
+
+/// Picture similarity of one frame's previews.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct FrameImage {
+    pub frame: f64,
+    pub psnr: f64,
+    pub ssim: f64,
+}
+
+/// What `preview.json` holds.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PreviewReport {
+    pub frames: Vec<FrameImage>,
+    pub mean_psnr: f64,
+    pub mean_ssim: f64,
+    /// Top of the error colour scale (cm).
+    pub error_scale: f64,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32)> {
+    let bad = || Error::Invalid(format!("preview.size {s:?}: expected WIDTHxHEIGHT"));
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (w, h): (u32, u32) = (
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    );
+    if !(16..=4096).contains(&w) || !(16..=4096).contains(&h) {
+        return Err(bad());
+    }
+    Ok((w, h))
+}
+
+fn save_png(ctx: &Ctx, name: &str, img: &RgbImage) -> Result<String> {
+    let path = ctx.out.join(name);
+    let mut bytes = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
+        .map_err(|e| Error::Runtime(format!("PNG encoding: {e}")))?;
+    tress_formats::atomic::write(&path, &bytes).map_err(|e| crate::groom::files::output_error(&path, e))?;
+    Ok(name.to_string())
+}
+
+/// Frames picked for the sheets: every `every`-th from the first (and the last).
+fn picked(first: i64, last: i64, every: usize) -> Vec<i64> {
+    let mut v: Vec<i64> = (first..=last).step_by(every.max(1)).collect();
+    if v.last() != Some(&last) {
+        v.push(last);
+    }
+    v
+}
+
+pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
+    let job = ctx.job;
+    let (width, height) = parse_size(&job.preview.size)?;
+    let opts = PreviewOptions {
+        view: job.preview.view,
+        width,
+        height,
+        columns: job.preview.columns.max(1),
+    };
+    let groom = load_groom(&ctx.out.join("groom.tcache"))?;
+    let counts = groom.counts().to_vec();
+    let scene = scene_of(job, groom)?;
+    let colliders = job_colliders(job, &ctx.out, &scene)?;
+    let frames = picked(job.first, job.last, job.preview.every);
+    // Ground truth and method at the picked frames.
+    let mut gt = Vec::new();
+    let mut r = TcacheReader::open(ctx.out.join("gt.tcache"))?;
+    for &f in &frames {
+        let i = r
+            .find(f as f64)
+            .ok_or_else(|| Error::Runtime(format!("gt.tcache has no frame {f}")))?;
+        gt.push(r.frame(i)?.into_iter().map(Vec3::from_array).collect::<Vec<_>>());
+    }
+    let mut method: Vec<Vec<Vec3>> = Vec::new();
+    for_each_part_frame(ctx, |frame, p, _| {
+        if frames.contains(&(frame as i64)) {
+            method.push(p.iter().map(|q| Vec3::from_array(*q)).collect());
+        }
+        Ok(())
+    })?;
+    if method.len() != frames.len() {
+        return Err(Error::Runtime(
+            "the upsampled parts miss some preview frames".into(),
+        ));
+    }
+    let cams = cameras(&gt, &opts);
+    let method_name = job.guides.method.to_uppercase();
+    // Compared side by side: a few evenly spaced frames.
+    let k = job.preview.compare_frames.clamp(1, frames.len());
+    let chosen: Vec<usize> = (0..k)
+        .map(|c| {
+            if k == 1 {
+                0
+            } else {
+                c * (frames.len() - 1) / (k - 1)
+            }
+        })
+        .collect();
+    let errors: Vec<Vec<f32>> = chosen
+        .iter()
+        .map(|&i| {
+            gt[i]
+                .iter()
+                .zip(&method[i])
+                .map(|(a, b)| a.distance(*b))
+                .collect()
+        })
+        .collect();
+    let mut all: Vec<f32> = errors.iter().flatten().copied().collect();
+    all.sort_by(f32::total_cmp);
+    let scale = all.get(all.len() * 99 / 100).copied().unwrap_or(1.0).max(1e-3);
+    let style = FrameStyle::default();
+    let (mut gt_tiles, mut m_tiles, mut images, mut compare) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (i, &f) in frames.iter().enumerate() {
+        // The head and body once per frame (sphere tracing is the costly part), the hair over it.
+        let at = colliders.at(f as f64 / job.fps);
+        let bg = background(&cams[i], Some(&at), &gt[i], &style.lighting);
+        let over = |pts: &[Vec3], st: &FrameStyle| {
+            let mut c = bg.clone();
+            draw_strands(&mut c, pts, &counts, &cams[i], st);
+            c.resolve()
+        };
+        let (g, m) = (over(&gt[i], &style), over(&method[i], &style));
+        // Compared before labelling (the labels differ).
+        images.push(FrameImage {
+            frame: f as f64,
+            psnr: psnr(&g, &m),
+            ssim: ssim(&g, &m),
+        });
+        let labelled = |mut img: image::RgbImage, text: String| {
+            label(&mut img, &text);
+            img
+        };
+        let (g, m) = (
+            labelled(g, format!("GT F{f}")),
+            labelled(m, format!("{method_name} F{f}")),
+        );
+        if let Some(c) = chosen.iter().position(|&x| x == i) {
+            let heat_style = FrameStyle {
+                coloring: Coloring::Heat {
+                    values: &errors[c],
+                    range: (0.0, scale),
+                },
+                ..FrameStyle::default()
+            };
+            let mut heat = labelled(over(&method[i], &heat_style), format!("ERROR F{f}"));
+            legend(&mut heat, scale, "CM");
+            compare.extend([g.clone(), m.clone(), heat]);
+        }
+        gt_tiles.push(g);
+        m_tiles.push(m);
+    }
+    let mut out = vec![
+        save_png(ctx, "preview.png", &contact_sheet(&m_tiles, opts.columns))?,
+        save_png(ctx, "preview_gt.png", &contact_sheet(&gt_tiles, opts.columns))?,
+        save_png(ctx, "compare.png", &contact_sheet(&compare, 3))?,
+    ];
+    let n = images.len().max(1) as f64;
+    let report = PreviewReport {
+        mean_psnr: images.iter().map(|f| f.psnr).sum::<f64>() / n,
+        mean_ssim: images.iter().map(|f| f.ssim).sum::<f64>() / n,
+        frames: images,
+        error_scale: scale as f64,
+    };
+    let path = ctx.out.join("preview.json");
+    let text = serde_json::to_string_pretty(&report).expect("json");
+    tress_formats::atomic::write(&path, text.as_bytes())
+        .map_err(|e| crate::groom::files::output_error(&path, e))?;
+    out.push("preview.json".into());
+    Ok(out)
+}

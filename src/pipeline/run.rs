@@ -1,0 +1,362 @@
+//! Running a job's stages: each is skipped when its record says its inputs have not changed,
+//! re-run otherwise; `--only` picks stages (their upstream stages must have run), `--chunk i/n`
+//! splits the per-frame stages for farm tasks.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::job::Job;
+use super::stage::{OutputFile, Record, Stage, file_sha256, input_hash};
+use super::stages;
+use crate::error::{Error, Result};
+
+/// How to run.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Only these stages (all when empty).
+    pub only: Vec<Stage>,
+    /// Chunk i of n of the chunkable stages.
+    pub chunk: Option<(usize, usize)>,
+    /// No progress output (JSON mode).
+    pub quiet: bool,
+}
+
+/// What happened to one stage.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageStatus {
+    pub stage: Stage,
+    pub chunk: Option<(usize, usize)>,
+    /// "ran" or "cached".
+    pub status: &'static str,
+    /// This run's time (cached: the time it took when it ran).
+    pub seconds: f64,
+    pub outputs: Vec<String>,
+}
+
+/// The stages of a run, in order.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunReport {
+    pub job: String,
+    pub output: PathBuf,
+    pub stages: Vec<StageStatus>,
+}
+
+/// Shared state of a run.
+pub struct Ctx<'a> {
+    pub job: &'a Job,
+    pub out: PathBuf,
+    pub quiet: bool,
+    records: BTreeMap<(Stage, Option<(usize, usize)>), Record>,
+}
+
+impl Ctx<'_> {
+    /// The record of a finished stage (this run's, or an earlier run's that is current).
+    pub fn record(&self, stage: Stage) -> Result<&Record> {
+        self.records.get(&(stage, None)).ok_or_else(|| {
+            Error::Invalid(format!(
+                "stage {0} has not run with the current settings: run without --only, or add --only {0}",
+                stage.name()
+            ))
+        })
+    }
+
+    /// The upstream file `path` recorded by `stage`.
+    pub fn input(&self, stage: Stage, path: &str) -> Result<&OutputFile> {
+        self.record(stage)?.output(path)
+    }
+
+    /// The upsampled parts covering the whole frame range, in frame order: the smallest
+    /// chunking whose every chunk has a current record.
+    pub fn parts(&self) -> Result<Vec<OutputFile>> {
+        let mut by_n: BTreeMap<usize, Vec<(usize, &Record)>> = BTreeMap::new();
+        for ((stage, chunk), r) in &self.records {
+            if let (Stage::Upsample, Some((i, n))) = (stage, chunk) {
+                by_n.entry(*n).or_default().push((*i, r));
+            }
+        }
+        for (n, mut parts) in by_n {
+            if parts.len() == n {
+                parts.sort_by_key(|p| p.0);
+                return Ok(parts.iter().flat_map(|(_, r)| r.outputs.clone()).collect());
+            }
+        }
+        Err(Error::Invalid(format!(
+            "{}: the upsampled frames are incomplete: run the upsample stage (every chunk) first",
+            self.out.display()
+        )))
+    }
+
+    /// The date Alembic files record: `SOURCE_DATE_EPOCH`, else the job file's modification
+    /// time (so re-running an unchanged job writes the same bytes).
+    pub fn date(&self) -> std::time::SystemTime {
+        if std::env::var_os("SOURCE_DATE_EPOCH").is_some() {
+            return tress_formats::alembic::cache::reproducible_now();
+        }
+        self.job
+            .file
+            .as_ref()
+            .and_then(|f| std::fs::metadata(f).ok())
+            .and_then(|m| m.modified().ok())
+            .unwrap_or(std::time::UNIX_EPOCH)
+    }
+}
+
+/// Content hashes of files outside the output folder that a stage reads (groom, head mesh,
+/// motion files), as upstream entries.
+fn external(paths: &[Option<&str>]) -> Result<Vec<OutputFile>> {
+    let mut out = Vec::new();
+    for p in paths.iter().flatten() {
+        let path = Path::new(p);
+        if path.is_file() {
+            out.push(OutputFile {
+                path: p.to_string(),
+                bytes: 0,
+                sha256: file_sha256(path)?,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The frames of chunk `i` of `n`.
+pub fn chunk_frames(job: &Job, (i, n): (usize, usize)) -> (i64, i64) {
+    let len = (job.last - job.first + 1) as usize;
+    let a = job.first + (len * i / n) as i64;
+    let b = job.first + (len * (i + 1) / n) as i64 - 1;
+    (a, b)
+}
+
+/// Settings and upstream files of a stage: what its input hash covers.
+fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Value, Vec<OutputFile>)> {
+    let j = ctx.job;
+    let scene = json!({
+        "head": j.head, "motion": j.motion, "frames": [j.first, j.last], "fps": j.fps,
+        "scale": j.groom.scale, "up": j.groom.up,
+    });
+    let motion_files = || {
+        external(&[
+            j.motion.gltf.as_deref(),
+            j.motion.abc.as_deref(),
+            j.motion.track.as_deref(),
+            j.motion.preset.as_deref(),
+        ])
+    };
+    let prepared = |ctx: &Ctx| -> Result<Vec<OutputFile>> { Ok(ctx.record(Stage::Prepare)?.outputs.clone()) };
+    Ok(match stage {
+        Stage::Prepare => (
+            json!({"groom": j.groom, "head": j.head, "seed": j.seed}),
+            external(&[j.groom.file.as_deref(), Some(j.head.collider.as_str())])?,
+        ),
+        Stage::Simulate => {
+            let mut up = prepared(ctx)?;
+            up.extend(motion_files()?);
+            (
+                json!({"scene": scene, "material": j.material, "simulate": j.simulate}),
+                up,
+            )
+        }
+        Stage::Guides => (json!({"count": j.guides.count}), prepared(ctx)?),
+        Stage::GuideSim => {
+            let mut up = prepared(ctx)?;
+            up.extend(motion_files()?);
+            up.push(ctx.input(Stage::Guides, "guides.json")?.clone());
+            (
+                json!({"scene": scene, "material": j.material, "simulate": j.simulate}),
+                up,
+            )
+        }
+        Stage::Upsample => {
+            let range = chunk_frames(j, chunk.unwrap_or((0, 1)));
+            let mut up = prepared(ctx)?;
+            up.push(ctx.input(Stage::Guides, "guides.json")?.clone());
+            up.push(ctx.input(Stage::GuideSim, "guides.tcache")?.clone());
+            up.extend(motion_files()?);
+            (
+                json!({"method": j.guides.method, "neighbors": j.guides.neighbors, "resolve_collisions": j.guides.resolve_collisions, "scene": scene, "range": [range.0, range.1]}),
+                up,
+            )
+        }
+        Stage::Write => {
+            let mut up = ctx.parts()?;
+            if j.outputs.ground_truth_abc {
+                up.push(ctx.input(Stage::Simulate, "gt.tcache")?.clone());
+            }
+            (json!({"outputs": j.outputs, "fps": j.fps}), up)
+        }
+        Stage::Preview | Stage::Eval => {
+            let mut up = prepared(ctx)?;
+            up.extend(ctx.parts()?);
+            up.push(ctx.input(Stage::Simulate, "gt.tcache")?.clone());
+            up.extend(motion_files()?);
+            let settings = if stage == Stage::Preview {
+                json!({"scene": scene, "preview": j.preview})
+            } else {
+                json!({"scene": scene})
+            };
+            (settings, up)
+        }
+        Stage::Report => (json!({}), Vec::new()),
+    })
+}
+
+/// Loads every current record from an earlier run (stages whose inputs did not change).
+fn load_current(ctx: &mut Ctx) {
+    for stage in Stage::ALL {
+        if stage == Stage::Report {
+            continue;
+        }
+        let chunks: Vec<Option<(usize, usize)>> = if stage.chunkable() {
+            let dir = ctx.out.join(".tress");
+            let mut found: Vec<(usize, usize)> = std::fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    let rest = name
+                        .strip_prefix(&format!("{}.", stage.name()))?
+                        .strip_suffix(".json")?;
+                    let (i, n) = rest.split_once("-of-")?;
+                    Some((i.parse().ok()?, n.parse().ok()?))
+                })
+                .collect();
+            found.sort();
+            found.into_iter().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for chunk in chunks {
+            let Some(r) = Record::load(&ctx.out, stage, chunk) else {
+                continue;
+            };
+            let Ok((settings, up)) = inputs(ctx, stage, chunk) else {
+                continue;
+            };
+            let refs: Vec<&OutputFile> = up.iter().collect();
+            if r.is_current(&ctx.out, &input_hash(stage, &settings, &refs)) {
+                ctx.records.insert((stage, chunk), r);
+            }
+        }
+    }
+}
+
+/// Runs the job.
+pub fn run(job: &Job, opts: &RunOptions) -> Result<RunReport> {
+    let selected: Vec<Stage> = if opts.only.is_empty() {
+        Stage::ALL.to_vec()
+    } else {
+        opts.only.clone()
+    };
+    if let Some((i, n)) = opts.chunk {
+        if n == 0 || i >= n {
+            return Err(Error::Invalid(format!("--chunk {i}/{n}: need 0 ≤ i < n")));
+        }
+        if let Some(s) = selected.iter().find(|s| !s.chunkable()) {
+            return Err(Error::Invalid(format!(
+                "--chunk splits the per-frame stages (upsample); stage {} runs whole: use --only upsample with --chunk",
+                s.name()
+            )));
+        }
+    }
+    std::fs::create_dir_all(&job.output).map_err(|e| Error::Write {
+        path: job.output.clone(),
+        source: e,
+    })?;
+    let mut ctx = Ctx {
+        job,
+        out: job.output.clone(),
+        quiet: opts.quiet,
+        records: BTreeMap::new(),
+    };
+    load_current(&mut ctx);
+    let mut report = RunReport {
+        job: job.name.clone(),
+        output: job.output.clone(),
+        stages: Vec::new(),
+    };
+    for stage in Stage::ALL.into_iter().filter(|s| selected.contains(s)) {
+        let chunk = if stage.chunkable() {
+            // A complete earlier chunking satisfies an unchunked run.
+            if opts.chunk.is_none() && ctx.parts().is_ok() {
+                let parts = ctx.parts()?;
+                report.stages.push(StageStatus {
+                    stage,
+                    chunk: None,
+                    status: "cached",
+                    seconds: ctx
+                        .records
+                        .iter()
+                        .filter(|((s, _), _)| *s == Stage::Upsample)
+                        .map(|(_, r)| r.seconds)
+                        .sum(),
+                    outputs: parts.iter().map(|p| p.path.clone()).collect(),
+                });
+                if !opts.quiet {
+                    eprintln!("{:<10} cached", stage.name());
+                }
+                continue;
+            }
+            Some(opts.chunk.unwrap_or((0, 1)))
+        } else {
+            None
+        };
+        let (settings, up) = inputs(&ctx, stage, chunk)?;
+        let refs: Vec<&OutputFile> = up.iter().collect();
+        let hash = input_hash(stage, &settings, &refs);
+        if stage != Stage::Report
+            && let Some(r) = ctx.records.get(&(stage, chunk))
+            && r.is_current(&ctx.out, &hash)
+        {
+            if !opts.quiet {
+                eprintln!("{:<10} cached", stage.name());
+            }
+            report.stages.push(StageStatus {
+                stage,
+                chunk,
+                status: "cached",
+                seconds: r.seconds,
+                outputs: r.outputs.iter().map(|o| o.path.clone()).collect(),
+            });
+            continue;
+        }
+        if !opts.quiet {
+            eprintln!(
+                "{:<10} running{}",
+                stage.name(),
+                chunk
+                    .map(|(i, n)| format!(" (chunk {i}/{n})"))
+                    .unwrap_or_default()
+            );
+        }
+        let t = Instant::now();
+        let outputs = match stage {
+            Stage::Prepare => stages::prepare(&ctx)?,
+            Stage::Simulate => stages::simulate(&ctx, false)?,
+            Stage::Guides => stages::guides(&ctx)?,
+            Stage::GuideSim => stages::simulate(&ctx, true)?,
+            Stage::Upsample => stages::upsample(&ctx, chunk.expect("chunked"))?,
+            Stage::Write => stages::write(&ctx)?,
+            Stage::Preview => super::preview::preview(&ctx)?,
+            Stage::Eval => super::evaluate::evaluate(&ctx)?,
+            Stage::Report => super::report::report(&ctx, &report)?,
+        };
+        let seconds = t.elapsed().as_secs_f64();
+        let r = Record::save(stage, chunk, hash, &ctx.out, &outputs, seconds)?;
+        if !opts.quiet {
+            eprintln!("{:<10} done in {seconds:.1} s", stage.name());
+        }
+        report.stages.push(StageStatus {
+            stage,
+            chunk,
+            status: "ran",
+            seconds,
+            outputs: outputs.clone(),
+        });
+        ctx.records.insert((stage, chunk), r);
+    }
+    Ok(report)
+}

@@ -1,0 +1,209 @@
+//! A job's scene: the prepared groom, the head and body colliders, the head motion.
+
+use std::path::Path;
+
+use glam::Vec3;
+use tress_formats::tcache::{Codec, TcacheHeader, TcacheReader, TcacheWriter};
+
+use super::job::Job;
+use crate::cli::motion_cmd::{self, MotionArgs};
+use crate::collide::head_mesh::{from_file, to_file};
+use crate::collide::{Colliders, HeadShape};
+use crate::error::{Error, Result};
+use crate::groom::{Groom, GroomParams, Transform, generate, presets, read_groom, resample};
+use crate::motion::{HeadTrack, Pose, RandomMotion};
+use crate::sim::setup::{SceneGroom, body_params, colliders, head_shape, place_track};
+
+/// Unit and axis change of the job's input files.
+pub fn transform(job: &Job) -> Transform {
+    Transform {
+        scale: job.groom.scale,
+        up: job.groom.up,
+    }
+}
+
+/// The groom as the job asks for it: generated or read, resampled, with root UVs and ids.
+pub fn build_groom(job: &Job) -> Result<SceneGroom> {
+    let mut scene = match (&job.groom.preset, &job.groom.file) {
+        (_, Some(file)) => crate::sim::setup::load_groom(file, &transform(job), None)?,
+        (Some(preset), None) => {
+            let mut p: GroomParams = presets::load(preset)?;
+            if let Some(n) = job.groom.strands {
+                p.strands = n;
+            }
+            p.seed = job.seed;
+            let groom = generate(&p)?;
+            SceneGroom {
+                groom,
+                source: format!(
+                    "procedural {preset} groom, {} strands, seed {}",
+                    p.strands, p.seed
+                ),
+                procedural: Some(p),
+                tfx_shapes: None,
+            }
+        }
+        (None, None) => return Err(Error::Invalid("the job names no groom".into())),
+    };
+    if job.groom.points >= 2 && scene.groom.uniform_count() != Some(job.groom.points) {
+        let attrs = scene.groom.attrs.clone();
+        scene.groom = resample(&scene.groom, job.groom.points);
+        // Per-strand attributes survive resampling; per-vertex ones do not.
+        scene.groom.attrs.root_uv = attrs.root_uv;
+        scene.groom.attrs.id = attrs.id;
+        scene.groom.attrs.guide = attrs.guide;
+    }
+    let n = scene.groom.strand_count();
+    if scene.groom.attrs.id.is_none() {
+        scene.groom.attrs.id = Some((0..n as u32).collect());
+    }
+    if scene.groom.attrs.root_uv.is_none() {
+        scene.groom.attrs.root_uv = Some(
+            crate::guides::root_uvs(&scene.groom)
+                .iter()
+                .map(|u| u.to_array())
+                .collect(),
+        );
+    }
+    Ok(scene)
+}
+
+/// Saves a groom (rest pose and attributes) as a one-frame lossless `.tcache`.
+pub fn save_groom(path: &Path, groom: &Groom) -> Result<()> {
+    let strands = groom.to_strands();
+    let header = TcacheHeader {
+        fps: 24.0,
+        codec: Codec::Lossless,
+        keyframe_interval: 1,
+        rest: strands.clone(),
+    };
+    let mut w =
+        TcacheWriter::create(path, header, 3).map_err(|e| crate::groom::files::output_error(path, e))?;
+    w.write_frame(0.0, &strands.points, None)?;
+    w.finish()?;
+    Ok(())
+}
+
+/// Reads a groom saved by [`save_groom`].
+pub fn load_groom(path: &Path) -> Result<Groom> {
+    let r = TcacheReader::open(path)?;
+    Groom::from_strands(r.header.rest.clone())
+}
+
+/// The head shape of the job; mesh heads come from the prepared distance grid `head.sdf`.
+pub fn head(job: &Job, out: &Path, groom: &SceneGroom) -> Result<(HeadShape, String)> {
+    let spec = job.head.collider.as_str();
+    if matches!(spec, "procedural" | "sphere") {
+        return head_shape(spec, groom, &transform(job), job.head.sdf_cell);
+    }
+    let sdf = out.join("head.sdf");
+    if sdf.exists() {
+        let g = from_file(tress_formats::sdf::read(&sdf)?);
+        return Ok((HeadShape::Grid(g), format!("{spec} (distance grid head.sdf)")));
+    }
+    head_shape(spec, groom, &transform(job), job.head.sdf_cell)
+}
+
+/// Writes the head's distance grid for mesh heads (nothing for analytic heads); returns the
+/// file name written, if any.
+pub fn save_head(job: &Job, out: &Path, groom: &SceneGroom) -> Result<Option<String>> {
+    if matches!(job.head.collider.as_str(), "procedural" | "sphere") {
+        return Ok(None);
+    }
+    let (shape, _) = head_shape(&job.head.collider, groom, &transform(job), job.head.sdf_cell)?;
+    let HeadShape::Grid(g) = shape else {
+        return Ok(None);
+    };
+    let path = out.join("head.sdf");
+    tress_formats::sdf::write(&path, &to_file(&g, 4, [0; 16]))
+        .map_err(|e| crate::groom::files::output_error(&path, e))?;
+    Ok(Some("head.sdf".into()))
+}
+
+/// The head track on the job's timeline.
+pub fn track(job: &Job) -> Result<(HeadTrack, String)> {
+    let m = &job.motion;
+    let start = job.first as f64 / job.fps;
+    let given = [
+        m.preset.is_some(),
+        m.gltf.is_some(),
+        m.abc.is_some(),
+        m.track.is_some(),
+    ]
+    .iter()
+    .filter(|b| **b)
+    .count();
+    if given > 1 {
+        return Err(Error::Invalid(
+            "[motion] names more than one source (preset, gltf, abc, track)".into(),
+        ));
+    }
+    if let Some(p) = &m.preset {
+        let mut rm = RandomMotion::preset(p)?;
+        if let Some(seed) = m.seed {
+            rm.seed = seed;
+        }
+        let t = rm.track()?;
+        return Ok((
+            place_track(t, false, &transform(job), start),
+            format!("motion preset {p} (seed {})", rm.seed),
+        ));
+    }
+    if given == 0 {
+        return Ok((HeadTrack::still(Pose::IDENTITY), "still head".into()));
+    }
+    let args = MotionArgs {
+        preset: None,
+        gltf: m.gltf.clone().map(Into::into),
+        node: m.node.clone(),
+        animation: m.animation.clone(),
+        abc: m.abc.clone().map(Into::into),
+        xform: m.xform.clone(),
+        mesh: m.mesh.clone(),
+        track: m.track.clone().map(Into::into),
+    };
+    let (t, report) = motion_cmd::load(&args, job.fps)?;
+    Ok((place_track(t, true, &transform(job), start), report.source))
+}
+
+/// The job's colliders (head, body) moved by its track.
+pub fn job_colliders(job: &Job, out: &Path, groom: &SceneGroom) -> Result<Colliders> {
+    let (shape, _) = head(job, out, groom)?;
+    let body = body_params(job.head.body.as_deref(), &shape)?;
+    Ok(colliders(shape, &body, track(job)?.0))
+}
+
+/// A prepared groom as a [`SceneGroom`] (the procedural parameters are rebuilt from the job,
+/// for the procedural cranium; nothing is regenerated).
+pub fn scene_of(job: &Job, groom: Groom) -> Result<SceneGroom> {
+    let procedural = match &job.groom.preset {
+        Some(p) if job.groom.file.is_none() => {
+            let mut params: GroomParams = presets::load(p)?;
+            params.seed = job.seed;
+            Some(params)
+        }
+        _ => None,
+    };
+    let tfx_shapes = match &job.groom.file {
+        Some(f) if f.ends_with(".tfxproj") => {
+            crate::sim::setup::load_groom(f, &transform(job), None)?.tfx_shapes
+        }
+        _ => None,
+    };
+    Ok(SceneGroom {
+        groom,
+        procedural,
+        tfx_shapes,
+        source: String::new(),
+    })
+}
+
+/// Head-local rest positions of the roots (first vertex of each strand).
+pub fn roots(points: &[Vec3], counts: &[u32]) -> Vec<Vec3> {
+    crate::render::preview::roots(points, counts)
+}
+
+/// A groom file read as is (for `tress upsample` and `tress eval`).
+pub fn read_plain_groom(path: &Path) -> Result<Groom> {
+    Ok(read_groom(path, &Default::default())?.groom)
+}

@@ -1,0 +1,234 @@
+//! Stages and their records. Each finished stage leaves `.tress/<stage>.json` in the output
+//! folder: the content hash of its inputs (settings, upstream outputs, tress version) and the
+//! files it wrote with their sizes and content hashes. A stage whose inputs hash the same and
+//! whose files are all there is skipped ("cached").
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+/// The stages, in running order.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum Stage {
+    /// Groom resampled, root UVs and ids; head distance grid.
+    Prepare,
+    /// The full simulation (ground truth).
+    Simulate,
+    /// Guide strands on the root-UV lattice.
+    Guides,
+    /// The guides simulated alone.
+    GuideSim,
+    /// The whole groom from the guides (per chunk of frames).
+    Upsample,
+    /// Alembic / tcache / PLY outputs.
+    Write,
+    /// Contact sheets and side-by-side comparisons.
+    Preview,
+    /// Metrics against the ground truth.
+    Eval,
+    /// report.md and report.json.
+    Report,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 9] = [
+        Stage::Prepare,
+        Stage::Simulate,
+        Stage::Guides,
+        Stage::GuideSim,
+        Stage::Upsample,
+        Stage::Write,
+        Stage::Preview,
+        Stage::Eval,
+        Stage::Report,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Prepare => "prepare",
+            Stage::Simulate => "simulate",
+            Stage::Guides => "guides",
+            Stage::GuideSim => "guide_sim",
+            Stage::Upsample => "upsample",
+            Stage::Write => "write",
+            Stage::Preview => "preview",
+            Stage::Eval => "eval",
+            Stage::Report => "report",
+        }
+    }
+
+    /// Stages whose work splits by frame ranges (`--chunk i/n`).
+    pub fn chunkable(self) -> bool {
+        self == Stage::Upsample
+    }
+}
+
+/// One file a stage wrote, relative to the output folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutputFile {
+    pub path: String,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+/// What a finished stage (or chunk of one) leaves behind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub stage: Stage,
+    /// `i/n` for chunks of a chunkable stage.
+    pub chunk: Option<(usize, usize)>,
+    /// Hash of everything that determines the outputs.
+    pub inputs: String,
+    pub outputs: Vec<OutputFile>,
+    pub seconds: f64,
+    pub tress: String,
+}
+
+/// SHA-256 of a file's content, streamed.
+pub fn file_sha256(path: &Path) -> Result<String> {
+    let mut f = std::fs::File::open(path).map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f
+            .read(&mut buf)
+            .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex(&h.finalize()))
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Hash of a stage's inputs: its name, tress's version, its settings (any serializable value)
+/// and the content hashes of the files it reads.
+pub fn input_hash(stage: Stage, settings: &serde_json::Value, upstream: &[&OutputFile]) -> String {
+    let mut h = Sha256::new();
+    h.update(stage.name().as_bytes());
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(serde_json::to_vec(settings).expect("settings serialize"));
+    for f in upstream {
+        h.update(f.path.as_bytes());
+        h.update(f.sha256.as_bytes());
+    }
+    hex(&h.finalize())
+}
+
+/// Where records live.
+pub fn record_path(out: &Path, stage: Stage, chunk: Option<(usize, usize)>) -> PathBuf {
+    let name = match chunk {
+        Some((i, n)) => format!("{}.{i}-of-{n}.json", stage.name()),
+        None => format!("{}.json", stage.name()),
+    };
+    out.join(".tress").join(name)
+}
+
+impl Record {
+    /// The record of a stage, if it finished.
+    pub fn load(out: &Path, stage: Stage, chunk: Option<(usize, usize)>) -> Option<Record> {
+        let text = std::fs::read_to_string(record_path(out, stage, chunk)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Whether this record stands for inputs hashing to `inputs` and all its files are there,
+    /// with their recorded sizes.
+    pub fn is_current(&self, out: &Path, inputs: &str) -> bool {
+        self.inputs == inputs
+            && self.tress == env!("CARGO_PKG_VERSION")
+            && self
+                .outputs
+                .iter()
+                .all(|f| std::fs::metadata(out.join(&f.path)).is_ok_and(|m| m.len() == f.bytes))
+    }
+
+    /// Records the files `paths` (relative to `out`) as this stage's outputs and saves.
+    pub fn save(
+        stage: Stage,
+        chunk: Option<(usize, usize)>,
+        inputs: String,
+        out: &Path,
+        paths: &[String],
+        seconds: f64,
+    ) -> Result<Record> {
+        let mut outputs = Vec::new();
+        for p in paths {
+            let full = out.join(p);
+            let bytes = std::fs::metadata(&full)
+                .map_err(|e| Error::Invalid(format!("{}: {e}", full.display())))?
+                .len();
+            outputs.push(OutputFile {
+                path: p.clone(),
+                bytes,
+                sha256: file_sha256(&full)?,
+            });
+        }
+        let r = Record {
+            stage,
+            chunk,
+            inputs,
+            outputs,
+            seconds,
+            tress: env!("CARGO_PKG_VERSION").into(),
+        };
+        let path = record_path(out, stage, chunk);
+        std::fs::create_dir_all(path.parent().expect("has a parent")).map_err(|e| Error::Write {
+            path: path.clone(),
+            source: e,
+        })?;
+        let text = serde_json::to_string_pretty(&r).expect("record serializes");
+        tress_formats::atomic::write(&path, text.as_bytes())
+            .map_err(|e| crate::groom::files::output_error(&path, e))?;
+        Ok(r)
+    }
+
+    /// The recorded output with this relative path.
+    pub fn output(&self, path: &str) -> Result<&OutputFile> {
+        self.outputs
+            .iter()
+            .find(|f| f.path == path)
+            .ok_or_else(|| Error::Runtime(format!("stage {} did not record {path}", self.stage.name())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_notice_changes() {
+        let dir = std::env::temp_dir().join(format!("tress-stage-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.bin"), b"hello").unwrap();
+        let h = input_hash(Stage::Simulate, &serde_json::json!({"substeps": 2}), &[]);
+        assert_ne!(
+            h,
+            input_hash(Stage::Simulate, &serde_json::json!({"substeps": 3}), &[])
+        );
+        let r = Record::save(Stage::Simulate, None, h.clone(), &dir, &["a.bin".into()], 1.5).unwrap();
+        assert_eq!(
+            r.outputs[0].sha256,
+            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        );
+        let back = Record::load(&dir, Stage::Simulate, None).unwrap();
+        assert_eq!(back, r);
+        assert!(back.is_current(&dir, &h));
+        assert!(!back.is_current(&dir, "other"));
+        std::fs::write(dir.join("a.bin"), b"hello, world").unwrap();
+        assert!(!back.is_current(&dir, &h), "a changed output is noticed");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

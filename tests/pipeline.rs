@@ -1,0 +1,328 @@
+//! The main job end to end through `tress run`: outputs, cached re-runs with bit-identical
+//! files, determinism across thread counts, chunked upsampling, stages re-run on changed
+//! settings, `tress eval` against known errors, job-file mistakes, and (with `openjd` on
+//! `TRESS_OPENJD`) the exported Open Job Description template giving the same outputs.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// A small job (150 strands, 8 frames) in `dir`, writing to `dir/<out>`.
+fn write_job(dir: &Path, out: &str, extra: &str) -> PathBuf {
+    let text = format!(
+        r#"name = "tiny"
+output = "{out}"
+frames = "1-8"
+[groom]
+preset = "wavy"
+strands = 150
+points = 12
+[simulate]
+preroll_frames = 4
+[guides]
+count = 20
+[outputs]
+abc = true
+tcache = true
+[preview]
+every = 4
+size = "96x96"
+compare_frames = 2
+{extra}"#
+    );
+    let path = dir.join(format!("{out}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run(args: &[&str]) -> Value {
+    let o = common::tress(args);
+    assert!(o.status.success(), "tress {args:?}: {}", common::stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap_or(Value::Null)
+}
+
+fn statuses(report: &Value) -> BTreeMap<String, String> {
+    report["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["stage"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// SHA-256 of every file under `dir` except the report (which records this run's statuses)
+/// and the stage records.
+fn hashes(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
+            if p.is_dir() {
+                if !rel.starts_with(".tress") {
+                    stack.push(p);
+                }
+            } else if !rel.starts_with("report.") {
+                out.insert(rel, tress::pipeline::stage::file_sha256(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_job_runs_end_to_end_reruns_from_cache_and_is_deterministic() {
+    let dir = common::temp_dir("pipeline-e2e");
+    let job = write_job(&dir, "a", "");
+    let j = job.to_str().unwrap();
+    let first = run(&["run", j, "--json"]);
+    assert!(
+        statuses(&first).values().all(|s| s == "ran"),
+        "{:?}",
+        statuses(&first)
+    );
+    let out = dir.join("a");
+    for f in [
+        "groom.tcache",
+        "gt.tcache",
+        "guides.tcache",
+        "hair.abc",
+        "hair.tcache",
+        "preview.png",
+        "preview_gt.png",
+        "compare.png",
+        "metrics.json",
+        "error.png",
+        "report.md",
+        "report.json",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let before = hashes(&out);
+    // Re-run: every stage but the report is cached, and nothing changes.
+    let again = run(&["run", j, "--json"]);
+    let st = statuses(&again);
+    assert!(
+        st.iter()
+            .all(|(k, v)| if k == "report" { v == "ran" } else { v == "cached" }),
+        "{st:?}"
+    );
+    assert_eq!(hashes(&out), before);
+    assert!(
+        std::fs::read_to_string(out.join("report.md"))
+            .unwrap()
+            .contains("| cached |")
+    );
+    // From scratch on one thread: the same bytes.
+    std::fs::remove_dir_all(&out).unwrap();
+    run(&["run", j, "--threads", "1", "--json"]);
+    assert_eq!(hashes(&out), before, "a fresh one-thread run differs");
+    // The report's metrics table has the method row and the baseline.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("20 guides + IDW") && md.contains("no dynamics"),
+        "{md}"
+    );
+    // The official Alembic library reads the result.
+    if let (Some(py), Some(data)) = (
+        std::env::var_os("TRESS_REFCHECK_PYTHON"),
+        common::data_dir("pipeline abc_inspect"),
+    ) {
+        let o = Command::new(py)
+            .arg(data.join("../tools/abc_inspect.py"))
+            .arg(out.join("hair.abc"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["problems"], serde_json::json!([]));
+    }
+
+    // Changing the guides re-runs what depends on them, not the simulation.
+    let job2 = write_job(&dir, "a", "");
+    let text = std::fs::read_to_string(&job2)
+        .unwrap()
+        .replace("count = 20", "count = 30");
+    std::fs::write(&job2, text).unwrap();
+    let st = statuses(&run(&["run", j, "--json"]));
+    assert_eq!(st["simulate"], "cached");
+    assert_eq!(st["prepare"], "cached");
+    assert_eq!(st["guides"], "ran");
+    assert_eq!(st["upsample"], "ran");
+    assert_eq!(st["eval"], "ran");
+
+    // Chunked upsampling (two farm tasks) writes the same cache as one task.
+    let reference = tress::pipeline::stage::file_sha256(&out.join("hair.tcache")).unwrap();
+    let _ = std::fs::remove_dir_all(out.join("parts"));
+    for e in std::fs::read_dir(out.join(".tress")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if name.starts_with("upsample") || name.starts_with("write") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    std::fs::remove_file(out.join("hair.tcache")).unwrap();
+    let e = common::tress(&["run", j, "--only", "write"]);
+    assert_eq!(
+        e.status.code(),
+        Some(2),
+        "write without the upsampled frames must fail: {}",
+        common::stderr(&e)
+    );
+    run(&["run", j, "--only", "upsample", "--chunk", "1/2", "--json"]);
+    run(&["run", j, "--only", "upsample", "--chunk", "0/2", "--json"]);
+    let st = statuses(&run(&["run", j, "--json"]));
+    assert_eq!(st["upsample"], "cached");
+    assert_eq!(st["write"], "ran");
+    assert_eq!(
+        tress::pipeline::stage::file_sha256(&out.join("hair.tcache")).unwrap(),
+        reference
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn eval_reports_zero_for_identical_caches_and_one_cm_for_a_shift() {
+    use tress_formats::tcache::{TcacheReader, TcacheWriter};
+    let dir = common::temp_dir("pipeline-eval");
+    let job = write_job(&dir, "e", "");
+    // Only what eval needs: the ground truth.
+    run(&[
+        "run",
+        job.to_str().unwrap(),
+        "--only",
+        "prepare",
+        "simulate",
+        "--json",
+    ]);
+    let gt = dir.join("e/gt.tcache");
+    let mut r = TcacheReader::open(&gt).unwrap();
+    let shifted = dir.join("shifted.tcache");
+    let mut w = TcacheWriter::create(&shifted, r.header.clone(), 3).unwrap();
+    for i in 0..r.len() {
+        let p: Vec<[f32; 3]> = r
+            .frame(i)
+            .unwrap()
+            .into_iter()
+            .map(|q| [q[0] + 0.6, q[1], q[2] - 0.8])
+            .collect();
+        w.write_frame(r.frames[i].frame, &p, None).unwrap();
+    }
+    w.finish().unwrap();
+    let same = run(&["eval", gt.to_str().unwrap(), gt.to_str().unwrap(), "--json"]);
+    assert_eq!(same["summary"]["rmse"], 0.0);
+    assert_eq!(same["summary"]["max_error"], 0.0);
+    let one = run(&["eval", gt.to_str().unwrap(), shifted.to_str().unwrap(), "--json"]);
+    let rmse = one["summary"]["rmse"].as_f64().unwrap();
+    assert!((rmse - 1.0).abs() < 1e-4, "RMSE {rmse}");
+    assert!(one["summary"]["length_error_max"].as_f64().unwrap() < 1e-5);
+    // Mismatched caches are refused.
+    let o = common::tress(&[
+        "eval",
+        gt.to_str().unwrap(),
+        dir.join("e/groom.tcache").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn job_file_mistakes_are_named() {
+    let dir = common::temp_dir("pipeline-bad");
+    for (text, want) in [
+        (
+            "name = 'x'\n[simulate]\nsubsteep = 3\n",
+            "`simulate.substeep` (did you mean `substeps`?)",
+        ),
+        ("nmae = 'x'\n", "`nmae` (did you mean `name`?)"),
+        (
+            "[groom]\nfile = '${TRESS_SURELY_UNSET}/a.hair'\n",
+            "TRESS_SURELY_UNSET",
+        ),
+        ("frames = 7\n", "frames"),
+        ("[groom\n", "job.toml"),
+    ] {
+        let p = dir.join("job.toml");
+        std::fs::write(&p, text).unwrap();
+        let o = common::tress(&["run", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        let e = common::stderr(&o);
+        assert!(e.contains(want), "{text:?}: {e}");
+        assert!(!dir.join("out").exists(), "nothing is written for a bad job");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The exported template, run by the Open Job Description CLI, gives the same files as
+/// `tress run`.
+#[test]
+fn openjd_runs_the_exported_template() {
+    let Some(openjd) = std::env::var_os("TRESS_OPENJD") else {
+        eprintln!("skipped openjd_runs_the_exported_template: TRESS_OPENJD (the openjd CLI) is not set");
+        return;
+    };
+    let dir = common::temp_dir("pipeline-openjd");
+    let a = write_job(&dir, "direct", "");
+    let b = write_job(&dir, "farm", "");
+    // Alembic files record the job file's date: give both jobs the same.
+    let when = std::fs::metadata(&a).unwrap().modified().unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&b)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+    run(&["run", a.to_str().unwrap(), "--json"]);
+    let template = dir.join("farm.template.yaml");
+    let o = common::tress(&[
+        "farm",
+        "export",
+        b.to_str().unwrap(),
+        "--format",
+        "openjd",
+        "--chunks",
+        "2",
+        "-o",
+        template.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let o = Command::new(&openjd)
+        .args(["check"])
+        .arg(&template)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "openjd check: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = Command::new(&openjd)
+        .args(["run"])
+        .arg(&template)
+        .args(["--step", "report", "--run-dependencies"])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "openjd run: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (x, y) = (hashes(&dir.join("direct")), hashes(&dir.join("farm")));
+    // The farm split the upsampling in two parts; everything else is the same file.
+    let strip = |m: BTreeMap<String, String>| -> BTreeMap<String, String> {
+        m.into_iter().filter(|(k, _)| !k.starts_with("parts")).collect()
+    };
+    assert_eq!(strip(x), strip(y));
+    let _ = std::fs::remove_dir_all(&dir);
+}
