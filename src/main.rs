@@ -25,6 +25,20 @@ fn main() {
         eprintln!("error: internal error ({msg}{at}); this is a bug in tress, please report it");
     }));
     let cli = tress::cli::Cli::parse();
+    // Logs on standard error: warnings by default, -v info, -vv debug (RUST_LOG overrides).
+    let level = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("tress={level}")));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .init();
     if let Err(e) = tress::cli::run(cli) {
         eprintln!("error: {e}");
         std::process::exit(e.exit_code());

@@ -326,3 +326,44 @@ fn openjd_runs_the_exported_template() {
     assert_eq!(strip(x), strip(y));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tress upsample` on a job's guide cache and prepared groom writes the same cache as the
+/// job's upsample stage (without its collision projection).
+#[test]
+fn upsample_command_matches_the_upsample_stage() {
+    let dir = common::temp_dir("pipeline-upsample");
+    let job = write_job(&dir, "u", "");
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("count = 20", "count = 20\nresolve_collisions = false");
+    std::fs::write(&job, text).unwrap();
+    run(&[
+        "run",
+        job.to_str().unwrap(),
+        "--only",
+        "prepare",
+        "simulate",
+        "guides",
+        "guide_sim",
+        "upsample",
+        "--json",
+    ]);
+    let out = dir.join("u");
+    let up = dir.join("up.tcache");
+    let o = common::tress(&[
+        "upsample",
+        "--method",
+        "idw",
+        "--guides",
+        out.join("guides.tcache").to_str().unwrap(),
+        "--groom",
+        out.join("groom.tcache").to_str().unwrap(),
+        "-o",
+        up.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let a = tress::pipeline::stage::file_sha256(&up).unwrap();
+    let b = tress::pipeline::stage::file_sha256(&out.join("parts/hair.1-8.tcache")).unwrap();
+    assert_eq!(a, b);
+    let _ = std::fs::remove_dir_all(&dir);
+}

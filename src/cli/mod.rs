@@ -28,6 +28,9 @@ use crate::error::Result;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// More log output on standard error (-v: what each stage decides, -vv: details).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]

@@ -22,11 +22,19 @@ pub struct RunArgs {
     /// Run chunk i of n of the per-frame stages (upsample), e.g. 2/4.
     #[arg(long, value_name = "i/n")]
     pub chunk: Option<String>,
+    /// A batch job: run only this item (`<groom>-<motion>`, as in the output subfolders).
+    #[arg(long)]
+    pub item: Option<String>,
     /// Worker threads [default: all cores]. Results are identical for any count.
     #[arg(long)]
     pub threads: Option<usize>,
     #[arg(long)]
     pub json: bool,
+}
+
+/// The batch item's name (`<groom>-<motion>`), or the job's.
+fn item_name(j: &Job) -> &str {
+    j.table.get("item").and_then(|v| v.as_str()).unwrap_or(&j.name)
 }
 
 fn parse_chunk(s: &str) -> Result<(usize, usize)> {
@@ -49,31 +57,66 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
             .build_global()
             .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
     }
-    let mut job = Job::load(&a.job)?;
-    if let Some(f) = &a.frames {
-        let (first, last) = parse_frame_range(f)?;
-        job.first = first as i64;
-        job.last = last as i64;
+    let job = Job::load(&a.job)?;
+    let batch = job.batch.is_some();
+    let mut items = job.items()?;
+    if let Some(name) = &a.item {
+        let all: Vec<String> = items.iter().map(|j| item_name(j).to_string()).collect();
+        items.retain(|j| item_name(j) == name);
+        if items.is_empty() {
+            return Err(Error::Invalid(format!(
+                "{}: no batch item {name:?} (items: {})",
+                a.job.display(),
+                all.join(", ")
+            )));
+        }
     }
     let chunk = a.chunk.as_deref().map(parse_chunk).transpose()?;
-    let report = run(
-        &job,
-        &RunOptions {
-            only: a.only.clone(),
-            chunk,
-            quiet: a.json,
-        },
-    )?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
-        return Ok(());
-    }
-    for s in &report.stages {
-        if s.status == "ran" {
-            for o in &s.outputs {
-                output_file(&job.output.join(o));
+    let mut reports = Vec::new();
+    for mut item in items {
+        if let Some(f) = &a.frames {
+            let (first, last) = parse_frame_range(f)?;
+            item.first = first as i64;
+            item.last = last as i64;
+        }
+        if batch && !a.json {
+            eprintln!("== {}", item.name);
+        }
+        let report = run(
+            &item,
+            &RunOptions {
+                only: a.only.clone(),
+                chunk,
+                quiet: a.json,
+            },
+        )?;
+        if !a.json {
+            for s in &report.stages {
+                if s.status == "ran" {
+                    for o in &s.outputs {
+                        output_file(&item.output.join(o));
+                    }
+                }
             }
         }
+        reports.push(report);
+    }
+    if batch && a.item.is_none() && a.only.is_empty() {
+        let path = crate::pipeline::report::batch_summary(&job, &reports)?;
+        if !a.json {
+            output_file(&path);
+        }
+    }
+    if a.json {
+        let doc = if batch {
+            serde_json::to_value(&reports)
+        } else {
+            serde_json::to_value(&reports[0])
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc.expect("json")).expect("json")
+        );
     }
     Ok(())
 }

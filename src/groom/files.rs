@@ -25,6 +25,8 @@ pub enum GroomFormat {
     Mss,
     /// Alembic (Ogawa) curves.
     Alembic,
+    /// tress strand cache: its rest pose (read only as a groom).
+    Tcache,
 }
 
 impl GroomFormat {
@@ -37,6 +39,7 @@ impl GroomFormat {
             GroomFormat::TfxProject => "AMD TressFX project .tfxproj",
             GroomFormat::Mss => "mass-spring scene .mss",
             GroomFormat::Alembic => "Alembic (Ogawa)",
+            GroomFormat::Tcache => "tress .tcache (rest pose)",
         }
     }
 
@@ -51,6 +54,7 @@ impl GroomFormat {
             "tfxproj" => GroomFormat::TfxProject,
             "mss" => GroomFormat::Mss,
             "abc" => GroomFormat::Alembic,
+            "tcache" => GroomFormat::Tcache,
             _ => return None,
         })
     }
@@ -98,6 +102,16 @@ fn unknown(path: &Path) -> Error {
 pub fn read_groom(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
     if GroomFormat::from_extension(path) == Some(GroomFormat::Alembic) {
         return read_abc(path, opts);
+    }
+    // A strand cache's rest pose (e.g. a job's prepared `groom.tcache`).
+    if GroomFormat::from_extension(path) == Some(GroomFormat::Tcache) {
+        let r = tress_formats::tcache::TcacheReader::open(path)?;
+        let groom = Groom::from_strands(r.header.rest.clone())?;
+        return Ok(LoadedGroom {
+            groom,
+            format: GroomFormat::Tcache,
+            details: Vec::new(),
+        });
     }
     let data = std::fs::read(path).in_file(path)?;
     let format = GroomFormat::sniff(&data)
@@ -160,6 +174,8 @@ pub fn read_groom(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
             scene.strands().in_file(path)?
         }
         GroomFormat::Alembic => return read_abc(path, opts),
+        // Handled above by extension; a .tcache is never sniffed.
+        GroomFormat::Tcache => return Err(unknown(path)),
     };
     let groom = Groom::from_strands(strands)?;
     Ok(LoadedGroom {
@@ -226,7 +242,7 @@ pub fn write_groom(path: &Path, groom: &Groom) -> Result<()> {
             };
             return write().map_err(|e| output_error(path, e));
         }
-        GroomFormat::Mss | GroomFormat::TfxProject => {
+        GroomFormat::Mss | GroomFormat::TfxProject | GroomFormat::Tcache => {
             return Err(Error::Invalid(format!(
                 "{}: tress reads this format but does not write it",
                 path.display()

@@ -45,34 +45,47 @@ pub fn openjd_template(job: &Job, job_file: &Path, tress: &str, chunks: usize) -
         q(tress)
     ));
     y.push_str("steps:\n");
-    let mut previous: Option<&str> = None;
-    for stage in Stage::ALL {
-        let name = stage.name();
-        y.push_str(&format!("- name: {name}\n"));
-        if let Some(p) = previous {
-            y.push_str(&format!("  dependencies:\n  - dependsOn: {p}\n"));
+    let items: Vec<Option<String>> = match job.items() {
+        Ok(items) if job.batch.is_some() => items
+            .iter()
+            .map(|j| j.table.get("item").and_then(|v| v.as_str()).map(str::to_string))
+            .collect(),
+        _ => vec![None],
+    };
+    for item in items {
+        let mut previous: Option<String> = None;
+        for stage in Stage::ALL {
+            let name = match &item {
+                Some(i) => format!("{i}-{}", stage.name()),
+                None => stage.name().to_string(),
+            };
+            y.push_str(&format!("- name: {}\n", q(&name)));
+            if let Some(p) = &previous {
+                y.push_str(&format!("  dependencies:\n  - dependsOn: {}\n", q(p)));
+            }
+            let mut args = vec!["run".to_string(), "{{Param.JobFile}}".into()];
+            if let Some(i) = &item {
+                args.push("--item".into());
+                args.push(i.clone());
+            }
+            args.push("--only".into());
+            args.push(stage.name().into());
+            if stage.chunkable() {
+                y.push_str(&format!(
+                    "  parameterSpace:\n    taskParameterDefinitions:\n    - name: Chunk\n      type: INT\n      range: '0-{}'\n",
+                    chunks - 1
+                ));
+                args.push("--chunk".into());
+                args.push(format!("{{{{Task.Param.Chunk}}}}/{chunks}"));
+            }
+            y.push_str(
+                "  script:\n    actions:\n      onRun:\n        command: '{{Param.Tress}}'\n        args:\n",
+            );
+            for a in args {
+                y.push_str(&format!("        - {}\n", q(&a)));
+            }
+            previous = Some(name);
         }
-        let mut args = vec![
-            "run".to_string(),
-            "{{Param.JobFile}}".into(),
-            "--only".into(),
-            name.into(),
-        ];
-        if stage.chunkable() {
-            y.push_str(&format!(
-                "  parameterSpace:\n    taskParameterDefinitions:\n    - name: Chunk\n      type: INT\n      range: '0-{}'\n",
-                chunks - 1
-            ));
-            args.push("--chunk".into());
-            args.push(format!("{{{{Task.Param.Chunk}}}}/{chunks}"));
-        }
-        y.push_str(
-            "  script:\n    actions:\n      onRun:\n        command: '{{Param.Tress}}'\n        args:\n",
-        );
-        for a in args {
-            y.push_str(&format!("        - {}\n", q(&a)));
-        }
-        previous = Some(name);
     }
     y
 }

@@ -160,6 +160,19 @@ impl Default for PreviewSpec {
     }
 }
 
+/// A batch: the same job over several grooms × motions, each item in its own subfolder.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BatchSpec {
+    /// Groom presets or files.
+    pub grooms: Vec<String>,
+    /// A folder whose groom files (by `groom_extensions`) are all added.
+    pub groom_folder: Option<String>,
+    pub groom_extensions: Vec<String>,
+    /// Motion presets or TOML files.
+    pub motions: Vec<String>,
+}
+
 /// A whole job, after `extends` and with paths resolved.
 #[derive(Clone, Debug)]
 pub struct Job {
@@ -184,6 +197,7 @@ pub struct Job {
     pub preview: PreviewSpec,
     /// The merged TOML (for the report and content hashes).
     pub table: Table,
+    pub batch: Option<BatchSpec>,
 }
 
 /// Top-level keys of a job file.
@@ -203,6 +217,7 @@ const TOP: &[&str] = &[
     "guides",
     "outputs",
     "preview",
+    "batch",
 ];
 
 fn parse_table(text: &str, origin: &str) -> Result<Table> {
@@ -375,6 +390,26 @@ impl Job {
         }
         let outputs: OutputSpec = section(get("outputs"), "outputs", origin)?;
         let preview: PreviewSpec = section(get("preview"), "preview", origin)?;
+        let batch: Option<BatchSpec> = match t.get("batch") {
+            Some(v) => {
+                let mut b: BatchSpec = section(v.clone(), "batch", origin)?;
+                for g in &mut b.grooms {
+                    if !presets_has(g) {
+                        *g = dir.join(expand_env(g, origin)?).display().to_string();
+                    }
+                }
+                if let Some(f) = &b.groom_folder {
+                    b.groom_folder = Some(dir.join(expand_env(f, origin)?).display().to_string());
+                }
+                for m in &mut b.motions {
+                    if m.ends_with(".toml") {
+                        *m = dir.join(expand_env(m, origin)?).display().to_string();
+                    }
+                }
+                Some(b)
+            }
+            None => None,
+        };
         Ok(Job {
             name,
             file: None,
@@ -394,8 +429,92 @@ impl Job {
             outputs,
             preview,
             table: t,
+            batch,
         })
     }
+
+    /// The jobs a batch stands for (grooms × motions, each in `output/<groom>-<motion>`), or
+    /// this job alone.
+    pub fn items(&self) -> Result<Vec<Job>> {
+        let Some(b) = &self.batch else {
+            return Ok(vec![self.clone()]);
+        };
+        let mut grooms = b.grooms.clone();
+        if let Some(folder) = &b.groom_folder {
+            let exts: Vec<String> = if b.groom_extensions.is_empty() {
+                ["hair", "data", "ply", "tfx", "tfxproj", "abc"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            } else {
+                b.groom_extensions.clone()
+            };
+            let mut found: Vec<String> = std::fs::read_dir(folder)
+                .map_err(|e| Error::Invalid(format!("batch.groom_folder {folder}: {e}")))?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.is_file()
+                        && p.extension()
+                            .is_some_and(|x| exts.iter().any(|e| x.eq_ignore_ascii_case(e)))
+                })
+                .map(|p| p.display().to_string())
+                .collect();
+            found.sort();
+            grooms.extend(found);
+        }
+        if grooms.is_empty() {
+            grooms.push(String::new());
+        }
+        let motions = if b.motions.is_empty() {
+            vec![String::new()]
+        } else {
+            b.motions.clone()
+        };
+        let stem = |s: &str| {
+            Path::new(s)
+                .file_stem()
+                .map(|x| x.to_string_lossy().to_string())
+                .unwrap_or_else(|| s.to_string())
+        };
+        let mut out = Vec::new();
+        for g in &grooms {
+            for m in &motions {
+                let mut j = self.clone();
+                j.batch = None;
+                let mut parts = Vec::new();
+                if !g.is_empty() {
+                    if presets_has(g) {
+                        j.groom.preset = Some(g.clone());
+                        j.groom.file = None;
+                    } else {
+                        j.groom.file = Some(g.clone());
+                        j.groom.preset = None;
+                    }
+                    parts.push(stem(g));
+                }
+                if !m.is_empty() {
+                    j.motion = MotionSpec {
+                        preset: Some(m.clone()),
+                        ..MotionSpec::default()
+                    };
+                    parts.push(stem(m));
+                }
+                let item = parts.join("-");
+                j.name = format!("{}/{item}", self.name);
+                j.output = self.output.join(&item);
+                // The item's own settings, for content hashes and reports.
+                j.table.remove("batch");
+                j.table.insert("item".into(), Value::String(item));
+                out.push(j);
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn presets_has(name: &str) -> bool {
+    crate::groom::presets::TABLE.iter().any(|(n, _)| *n == name)
 }
 
 #[cfg(test)]
@@ -418,6 +537,21 @@ mod tests {
         assert_eq!(j.guides.method, "idw");
         assert_eq!(j.output, Path::new("/tmp/out/job"));
         assert_eq!(j.groom.strands, Some(2000));
+    }
+
+    #[test]
+    fn a_batch_expands_to_grooms_times_motions() {
+        let j =
+            job("name = 'b'\n[batch]\ngrooms = ['straight', 'curly']\nmotions = ['gentle', 'walk', 'turn']")
+                .unwrap();
+        let items = j.items().unwrap();
+        assert_eq!(items.len(), 6);
+        assert_eq!(items[4].name, "b/curly-walk");
+        assert_eq!(items[4].output, Path::new("/tmp/out/job/curly-walk"));
+        assert_eq!(items[4].groom.preset.as_deref(), Some("curly"));
+        assert_eq!(items[4].motion.preset.as_deref(), Some("walk"));
+        assert!(items.iter().all(|i| i.batch.is_none()));
+        assert_eq!(job("name = 'x'").unwrap().items().unwrap().len(), 1);
     }
 
     #[test]

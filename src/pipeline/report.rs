@@ -184,3 +184,32 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
     }
     Ok(out)
 }
+
+/// `batch.md` in a batch's output folder: one row per item, its method against the ground truth.
+pub fn batch_summary(job: &super::Job, runs: &[RunReport]) -> Result<std::path::PathBuf> {
+    let mut md = format!("# {} — batch of {} items\n\n", job.name, runs.len());
+    let mut rows = Vec::new();
+    for r in runs {
+        let text = std::fs::read_to_string(r.output.join("metrics.json")).ok();
+        let m: Option<MetricsFile> = text.and_then(|t| serde_json::from_str(&t).ok());
+        if let Some(m) = m
+            && let Some(first) = m.methods.first()
+        {
+            let item = r
+                .output
+                .file_name()
+                .map(|f| f.to_string_lossy().to_string())
+                .unwrap_or_default();
+            rows.push((
+                format!("[{item}]({item}/report.md): {}", first.name),
+                first.summary,
+                None,
+            ));
+        }
+    }
+    md.push_str(&markdown(&rows));
+    let path = job.output.join("batch.md");
+    tress_formats::atomic::write(&path, md.as_bytes())
+        .map_err(|e| crate::groom::files::output_error(&path, e))?;
+    Ok(path)
+}

@@ -239,6 +239,8 @@ fn load_current(ctx: &mut Ctx) {
             let refs: Vec<&OutputFile> = up.iter().collect();
             if r.is_current(&ctx.out, &input_hash(stage, &settings, &refs)) {
                 ctx.records.insert((stage, chunk), r);
+            } else {
+                tracing::info!(stage = stage.name(), ?chunk, "earlier record is out of date");
             }
         }
     }
@@ -307,6 +309,8 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<RunReport> {
         let (settings, up) = inputs(&ctx, stage, chunk)?;
         let refs: Vec<&OutputFile> = up.iter().collect();
         let hash = input_hash(stage, &settings, &refs);
+        tracing::info!(stage = stage.name(), inputs = %hash, upstream = refs.len(), "input hash");
+        tracing::debug!(stage = stage.name(), settings = %settings, "settings");
         if stage != Stage::Report
             && let Some(r) = ctx.records.get(&(stage, chunk))
             && r.is_current(&ctx.out, &hash)

@@ -263,6 +263,14 @@ pub fn run(
                     .unwrap_or_default()
             )));
         }
+        tracing::debug!(
+            frame,
+            substeps = stats.substeps,
+            max_speed = stats.max_speed,
+            max_strain = stats.max_strain,
+            contacts = stats.contacts,
+            "frame"
+        );
         report.max_substeps = report.max_substeps.max(stats.substeps);
         report.max_speed = report.max_speed.max(stats.max_speed);
         report.max_strain = report.max_strain.max(stats.max_strain);
