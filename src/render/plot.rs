@@ -65,7 +65,9 @@ pub fn line_plot(
 ) -> RgbImage {
     let mut img = RgbImage::from_pixel(width, height, Rgb([255, 255, 255]));
     let ink = [40, 40, 40];
-    let (left, right, top, bottom) = (70.0, width as f64 - 20.0, 30.0, height as f64 - 45.0);
+    // Room under the axis for the tick labels, the axis label and one legend line per series.
+    let (left, right, top) = (70.0, width as f64 - 20.0, 30.0);
+    let bottom = height as f64 - 36.0 - 12.0 * series.len() as f64;
     let pts = series.iter().flat_map(|s| s.1.iter());
     let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
     for &(x, y) in pts {
@@ -120,7 +122,7 @@ pub fn line_plot(
     draw_text(
         &mut img,
         (left as u32 + right as u32) / 2 - text_width(x_label, 1) / 2,
-        height - 14,
+        bottom as u32 + 20,
         x_label,
         1,
         ink,
@@ -140,15 +142,10 @@ pub fn line_plot(
                 );
             }
         }
-        let ly = top as u32 + 6 + 12 * k as u32;
-        line(
-            &mut img,
-            (right - 200.0, ly as f64 + 3.0),
-            (right - 185.0, ly as f64 + 3.0),
-            *c,
-            2,
-        );
-        draw_text(&mut img, right as u32 - 180, ly, name, 1, ink);
+        // Legend: under the axis label.
+        let ly = bottom as u32 + 34 + 12 * k as u32;
+        line(&mut img, (left + 8.0, ly as f64 + 3.0), (left + 23.0, ly as f64 + 3.0), *c, 2);
+        draw_text(&mut img, left as u32 + 28, ly, name, 1, ink);
     }
     img
 }
