@@ -367,3 +367,36 @@ fn upsample_command_matches_the_upsample_stage() {
     assert_eq!(a, b);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tress simulate --mode reduced` simulates guides and writes the whole groom.
+#[test]
+fn simulate_reduced_mode_writes_the_whole_groom() {
+    let dir = common::temp_dir("simulate-reduced");
+    let out = dir.join("red.tcache");
+    let o = common::tress(&[
+        "simulate",
+        "--groom",
+        "wavy",
+        "--strands",
+        "300",
+        "--mode",
+        "reduced",
+        "--guides",
+        "30",
+        "--motion",
+        "gentle",
+        "--frames",
+        "1-6",
+        "--preroll",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("upsampled to 300 strands"));
+    let mut r = tress_formats::tcache::TcacheReader::open(&out).unwrap();
+    assert_eq!(r.header.rest.counts.len(), 300);
+    assert_eq!(r.len(), 6);
+    assert!(r.frame(5).unwrap().iter().flatten().all(|c| c.is_finite()));
+    let _ = std::fs::remove_dir_all(&dir);
+}

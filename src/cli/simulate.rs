@@ -13,11 +13,19 @@ use super::report::{num, output_file, thousands};
 use crate::cache::{CacheInfo, SinkOptions, create_sink, parse_frame_range};
 use crate::error::{Error, Result};
 use crate::groom::{Transform, UpAxis};
+use crate::guides::sink::UpsampleSink;
+use crate::guides::{IdwModel, select_uv_lattice};
 use crate::motion::HeadTrack;
 use crate::motion::Pose;
 use crate::sim::run::{RunPlan, run as run_plan};
 use crate::sim::setup::{body_params, colliders, head_shape, load_groom, place_track};
 use crate::sim::{Integrator, Material, SimOptions, Simulation};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    Full,
+    Reduced,
+}
 
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
@@ -54,6 +62,14 @@ pub struct SimulateArgs {
     pub fixed_substeps: bool,
     #[arg(long, value_enum)]
     pub integrator: Option<Integrator>,
+    /// full: every strand; reduced: about --guides strands on the root-UV lattice, simulated
+    /// alone and upsampled to the whole groom (inverse-distance weights in guide frames, then
+    /// pushed out of the colliders).
+    #[arg(long, value_enum, default_value_t = Mode::Full)]
+    pub mode: Mode,
+    /// Reduced mode: about this many guides.
+    #[arg(long, default_value_t = 200)]
+    pub guides: usize,
     /// Leave out hair–hair interaction.
     #[arg(long)]
     pub no_hair_hair: bool,
@@ -158,24 +174,43 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         None => "straight".into(),
     });
     let material = Material::preset(&material_name)?;
-    let mut sim = Simulation::new(
-        &scene.groom,
-        material,
-        options(a),
-        colliders(head, &body, track),
-        start,
-    );
-
-    let topology = scene.groom.to_strands();
-    let info = CacheInfo {
-        topology: topology.clone(),
+    let full_info = CacheInfo {
+        topology: scene.groom.to_strands(),
         fps: a.fps,
         frames: Vec::new(),
     };
     let mut sinks = Vec::new();
     for o in &a.output {
-        sinks.push(create_sink(o, &info, first as f64, &SinkOptions::default())?);
+        sinks.push(create_sink(o, &full_info, first as f64, &SinkOptions::default())?);
     }
+    let (simulated, topology) = match a.mode {
+        Mode::Full => (scene.groom.clone(), full_info.topology.clone()),
+        Mode::Reduced => {
+            // Simulate the guides; the sink upsamples every frame to the whole groom.
+            let guides = select_uv_lattice(&scene.groom, a.guides);
+            let model = IdwModel::new(&scene.groom, &guides, 10);
+            let (h2, _) = head_shape(&head_spec, &scene, &transform, a.sdf_cell)?;
+            let projection = colliders(h2, &body, track.clone());
+            let margin = options(a).collision_margin;
+            let up = UpsampleSink::new(
+                model,
+                std::mem::take(&mut sinks),
+                Some((projection, a.fps, margin)),
+            );
+            sinks.push(Box::new(up));
+            let set: std::collections::HashSet<usize> = guides.into_iter().collect();
+            let g = scene.groom.filter_strands(|s| set.contains(&s));
+            let t = g.to_strands();
+            (g, t)
+        }
+    };
+    let mut sim = Simulation::new(
+        &simulated,
+        material,
+        options(a),
+        colliders(head, &body, track),
+        start,
+    );
     let work_dir = a.work_dir.clone().unwrap_or_else(|| {
         let mut p = a.output[0].clone().into_os_string();
         p.push(".work");
@@ -196,6 +231,13 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             thousands(sim.model.strand_count() as u64),
             thousands(sim.model.particle_count() as u64)
         );
+        if a.mode == Mode::Reduced {
+            eprintln!(
+                "reduced   {} guides simulated, upsampled to {} strands",
+                sim.model.strand_count(),
+                full_info.topology.counts.len()
+            );
+        }
         eprintln!("head      {head_what}");
         eprintln!("motion    {motion_what}");
         eprintln!(

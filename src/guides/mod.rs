@@ -6,6 +6,7 @@ pub mod frames;
 pub mod idw;
 pub mod project;
 pub mod select;
+pub mod sink;
 
 pub use idw::IdwModel;
 pub use select::{root_uvs, select_uv_lattice};

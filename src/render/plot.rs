@@ -144,7 +144,13 @@ pub fn line_plot(
         }
         // Legend: under the axis label.
         let ly = bottom as u32 + 34 + 12 * k as u32;
-        line(&mut img, (left + 8.0, ly as f64 + 3.0), (left + 23.0, ly as f64 + 3.0), *c, 2);
+        line(
+            &mut img,
+            (left + 8.0, ly as f64 + 3.0),
+            (left + 23.0, ly as f64 + 3.0),
+            *c,
+            2,
+        );
         draw_text(&mut img, left as u32 + 28, ly, name, 1, ink);
     }
     img
