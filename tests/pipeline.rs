@@ -400,3 +400,65 @@ fn simulate_reduced_mode_writes_the_whole_groom() {
     assert!(r.frame(5).unwrap().iter().flatten().all(|c| c.is_finite()));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A job killed in the middle of its simulation resumes from the last checkpoint on the next
+/// run, and its ground truth is byte for byte the uninterrupted run's.
+#[test]
+fn a_killed_simulation_resumes_from_its_checkpoint() {
+    let dir = common::temp_dir("pipeline-kill");
+    let extra = "checkpoint_every = 3\n";
+    let make = |out: &str| {
+        let text = format!(
+            "{extra}name = 'k'\noutput = '{out}'\nframes = '1-60'\n[groom]\npreset = 'straight'\nstrands = 400\npoints = 16\n[simulate]\npreroll_frames = 2\n"
+        );
+        let p = dir.join(format!("{out}.toml"));
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let (a, b) = (make("clean"), make("killed"));
+    run(&[
+        "run",
+        a.to_str().unwrap(),
+        "--only",
+        "prepare",
+        "simulate",
+        "--json",
+    ]);
+    run(&["run", b.to_str().unwrap(), "--only", "prepare", "--json"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tress"))
+        .args(["run", b.to_str().unwrap(), "--only", "simulate", "--json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ckpt = dir.join("killed/.tress/work-simulate/state.ckpt");
+    let started = std::time::Instant::now();
+    while !ckpt.exists() && started.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    let finished_already = child.try_wait().unwrap().is_some();
+    child.kill().ok();
+    child.wait().unwrap();
+    if finished_already {
+        eprintln!("the simulation finished before it could be killed; resume not exercised");
+    } else {
+        assert!(
+            !dir.join("killed/gt.tcache").exists(),
+            "a killed run leaves no output"
+        );
+        assert!(ckpt.exists());
+    }
+    let o = common::tress(&["run", b.to_str().unwrap(), "--only", "simulate"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    if !finished_already {
+        assert!(
+            common::stderr(&o).contains("resumed from the checkpoint"),
+            "{}",
+            common::stderr(&o)
+        );
+    }
+    let h = |p: PathBuf| tress::pipeline::stage::file_sha256(&p).unwrap();
+    assert_eq!(h(dir.join("killed/gt.tcache")), h(dir.join("clean/gt.tcache")));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -49,23 +49,8 @@ pub struct PreviewArgs {
     pub fps: f64,
 }
 
-fn size(s: &str) -> Result<(u32, u32)> {
-    let bad = || Error::Invalid(format!("--size {s:?}: expected WIDTHxHEIGHT, e.g. 640x480"));
-    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
-    let (w, h): (u32, u32) = (
-        w.trim().parse().map_err(|_| bad())?,
-        h.trim().parse().map_err(|_| bad())?,
-    );
-    if !(16..=8192).contains(&w) || !(16..=8192).contains(&h) {
-        return Err(Error::Invalid(format!(
-            "--size {s}: each side must be 16 to 8192 pixels"
-        )));
-    }
-    Ok((w, h))
-}
-
 pub fn run(a: &PreviewArgs) -> Result<()> {
-    let (width, height) = size(&a.size)?;
+    let (width, height) = crate::render::parse_size(&a.size, "--size")?;
     let started = Instant::now();
     // Frames and their labels.
     let (counts, frames, labels) = if is_cache_path(&a.input)
@@ -128,11 +113,7 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
         columns: a.columns,
     };
     let img = preview(&frames, &labels, &counts, colliders.as_ref(), &opts);
-    let mut bytes = Vec::new();
-    img.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
-        .map_err(|e| Error::Runtime(format!("PNG encoding: {e}")))?;
-    tress_formats::atomic::write(&a.output, &bytes)
-        .map_err(|e| crate::groom::files::output_error(&a.output, e))?;
+    crate::render::save_png(&a.output, &img)?;
     eprintln!(
         "{} frame(s), {}×{} pixels, in {:.2} s",
         frames.len(),

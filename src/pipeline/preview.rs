@@ -35,25 +35,8 @@ pub struct PreviewReport {
     pub error_scale: f64,
 }
 
-fn parse_size(s: &str) -> Result<(u32, u32)> {
-    let bad = || Error::Invalid(format!("preview.size {s:?}: expected WIDTHxHEIGHT"));
-    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
-    let (w, h): (u32, u32) = (
-        w.trim().parse().map_err(|_| bad())?,
-        h.trim().parse().map_err(|_| bad())?,
-    );
-    if !(16..=4096).contains(&w) || !(16..=4096).contains(&h) {
-        return Err(bad());
-    }
-    Ok((w, h))
-}
-
 fn save_png(ctx: &Ctx, name: &str, img: &RgbImage) -> Result<String> {
-    let path = ctx.out.join(name);
-    let mut bytes = Vec::new();
-    img.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
-        .map_err(|e| Error::Runtime(format!("PNG encoding: {e}")))?;
-    tress_formats::atomic::write(&path, &bytes).map_err(|e| crate::groom::files::output_error(&path, e))?;
+    crate::render::save_png(&ctx.out.join(name), img)?;
     Ok(name.to_string())
 }
 
@@ -68,7 +51,7 @@ fn picked(first: i64, last: i64, every: usize) -> Vec<i64> {
 
 pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
     let job = ctx.job;
-    let (width, height) = parse_size(&job.preview.size)?;
+    let (width, height) = crate::render::parse_size(&job.preview.size, "preview.size")?;
     let opts = PreviewOptions {
         view: job.preview.view,
         width,

@@ -5,7 +5,7 @@ use serde_json::json;
 use super::evaluate::MetricsFile;
 use super::preview::PreviewReport;
 use super::run::{Ctx, RunReport};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::metrics::table::markdown;
 use crate::render::plot::line_plot;
 
@@ -142,12 +142,7 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
             })
             .collect();
         let img = line_plot(&series, "RMSE PER FRAME", "FRAME", "CM", 720, 320);
-        let path = ctx.out.join("error.png");
-        let mut bytes = Vec::new();
-        img.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
-            .map_err(|e| Error::Runtime(format!("PNG encoding: {e}")))?;
-        tress_formats::atomic::write(&path, &bytes)
-            .map_err(|e| crate::groom::files::output_error(&path, e))?;
+        crate::render::save_png(&ctx.out.join("error.png"), &img)?;
         out.push("error.png".to_string());
     }
     if preview.is_some() {

@@ -106,8 +106,9 @@ pub fn simulate(ctx: &Ctx, guides_only: bool) -> Result<Vec<String>> {
         "work-{}",
         if guides_only { "guide_sim" } else { "simulate" }
     ));
-    let resume = work.join("state.ckpt").exists();
-    let mut plan = RunPlan {
+    // Resume a run that was killed, unless the job changed since (then start over).
+    let resume = crate::sim::checkpoint::matches(&work.join("state.ckpt"), &sim);
+    let plan = RunPlan {
         fps: job.fps,
         first: job.first,
         last: job.last,
@@ -134,42 +135,15 @@ pub fn simulate(ctx: &Ctx, guides_only: bool) -> Result<Vec<String>> {
         bar.inc(1);
         true
     };
-    let result = match run_sim(&mut sim, &plan, vec![sink], &topology, &mut on_frame) {
-        // A checkpoint of other inputs (the job changed since the crash): start over.
-        Err(Error::Invalid(m)) if resume && m.contains("other inputs") => {
-            plan.resume = false;
-            let sink = create_sink(
-                &ctx.out.join(name),
-                &info,
-                job.first as f64,
-                &SinkOptions::default(),
-            )?;
-            let mut sim = Simulation::new(
-                &groom,
-                job.material.clone(),
-                job.simulate.clone(),
-                job_colliders(
-                    job,
-                    &ctx.out,
-                    &scene_of(job, load_groom(&ctx.out.join("groom.tcache"))?)?,
-                )?,
-                start,
-            );
-            let r = run_sim(&mut sim, &plan, vec![sink], &topology, &mut on_frame);
-            if !ctx.quiet {
-                eprintln!("           {}", sim.counters.report());
-            }
-            r
-        }
-        r => {
-            if !ctx.quiet {
-                bar.finish_and_clear();
-                eprintln!("           {}", sim.counters.report());
-            }
-            r
-        }
-    };
+    let result = run_sim(&mut sim, &plan, vec![sink], &topology, &mut on_frame);
+    bar.finish_and_clear();
+    if !ctx.quiet {
+        eprintln!("           {}", sim.counters.report());
+    }
     let (report, _) = result?;
+    if let (Some(after), false) = (report.resumed_after, ctx.quiet) {
+        eprintln!("           resumed from the checkpoint after frame {after}");
+    }
     if !ctx.quiet {
         eprintln!(
             "           {} frames of {} strands, {:.3} s/frame, up to {} substeps, deepest penetration after a frame {:.3} mm",

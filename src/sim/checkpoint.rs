@@ -51,6 +51,15 @@ pub fn save(path: &Path, sim: &Simulation, frame: f64) -> Result<()> {
     tress_formats::atomic::write(path, &out).map_err(|e| crate::groom::files::output_error(path, e))
 }
 
+/// Whether the checkpoint at `path` was made by a simulation of the same inputs as `sim` (a
+/// checkpoint of other inputs cannot be resumed).
+pub fn matches(path: &Path, sim: &Simulation) -> bool {
+    let Ok(data) = std::fs::read(path) else {
+        return false;
+    };
+    data.len() >= 28 && &data[..8] == MAGIC && data[12..28] == setup_digest(sim)
+}
+
 /// Restores a state saved by [`save`] into `sim` (built from the same inputs); returns the
 /// output frame it was saved after.
 pub fn load(path: &Path, sim: &mut Simulation) -> Result<f64> {
