@@ -49,7 +49,7 @@ pub fn run(input: &Path, scratch: &Path) -> Result<TcacheBench> {
     let mut poses = Vec::with_capacity(info.frames.len());
     for i in 0..info.frames.len() {
         frames.push(src.read(i)?);
-        poses.push(src.pose(i));
+        poses.push(src.pose(i)?);
     }
     if frames.is_empty() {
         return Err(Error::Invalid(format!(

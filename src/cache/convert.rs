@@ -55,7 +55,7 @@ pub fn convert_cache(input: &Path, output: &Path, opts: &ConvertOptions) -> Resu
     let mut sink = create_sink(output, &info, start, &opts.sink)?;
     for &i in &chosen {
         let p = src.read(i)?;
-        let pose = src.pose(i);
+        let pose = src.pose(i)?;
         sink.write(info.frames[i], &p, pose)?;
     }
     Ok((sink.finish()?, chosen.len()))

@@ -16,9 +16,10 @@ pub trait FrameSource {
     fn info(&self) -> &CacheInfo;
     /// Positions (world space) of the `index`-th frame of `info().frames`.
     fn read(&mut self, index: usize) -> Result<Vec<[f32; 3]>>;
-    /// The head pose stored with the frame, if the format keeps one.
-    fn pose(&mut self, _index: usize) -> Option<HeadPose> {
-        None
+    /// The head pose stored with the frame; `None` when there is none (the format keeps none,
+    /// or the identity was stored).
+    fn pose(&mut self, _index: usize) -> Result<Option<HeadPose>> {
+        Ok(None)
     }
 }
 
@@ -34,8 +35,8 @@ impl FrameSource for Tcache {
     fn read(&mut self, index: usize) -> Result<Vec<[f32; 3]>> {
         Ok(self.reader.frame(index)?)
     }
-    fn pose(&mut self, index: usize) -> Option<HeadPose> {
-        self.reader.pose(index).ok()
+    fn pose(&mut self, index: usize) -> Result<Option<HeadPose>> {
+        Ok(Some(self.reader.pose(index)?).filter(|p| *p != HeadPose::IDENTITY))
     }
 }
 

@@ -8,14 +8,12 @@ use glam::Vec3;
 use serde_json::json;
 
 use crate::cache::open_source;
-use crate::collide::head_fit::fit_head;
-use crate::collide::mesh_sdf::SdfParams;
-use crate::collide::{HeadShape, head_mesh::head_grid};
 use crate::error::{Error, Result};
 use crate::groom::{Transform, UpAxis};
 use crate::metrics::Evaluator;
 use crate::metrics::table::markdown;
-use crate::render::preview::{head_colliders, root_poses, roots};
+use crate::motion::{HeadTrack, Pose};
+use crate::render::preview::{head_colliders, head_from_spec, root_pose, roots};
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -59,35 +57,26 @@ pub fn run(a: &EvalArgs) -> Result<()> {
         )));
     }
     let counts = gi.topology.counts.clone();
+    // The head follows the ground truth's roots (a rigid fit per frame to the first frame's).
     let first: Vec<Vec3> = gt.read(0)?.into_iter().map(Vec3::from_array).collect();
-    // Head poses from the ground truth's roots (a rigid fit per frame).
-    let mut frames_roots = Vec::new();
-    for i in 0..gi.frames.len() {
-        let p: Vec<Vec3> = gt.read(i)?.into_iter().map(Vec3::from_array).collect();
-        frames_roots.push(roots(&p, &counts));
-    }
-    let poses = {
-        let as_frames: Vec<Vec<Vec3>> = frames_roots.clone();
-        root_poses(&as_frames, &vec![1; counts.len()])
-    };
-    let shape = match a.head.as_str() {
-        "none" => None,
-        "sphere" => Some(HeadShape::Procedural(fit_head(&roots(&first, &counts))?)),
-        file => Some(HeadShape::Grid(head_grid(
-            std::path::Path::new(file),
-            &Transform {
-                scale: a.scale,
-                up: a.up,
-            },
-            &SdfParams::default(),
-        )?)),
-    };
-    let colliders = shape.map(|s| head_colliders(s, &poses));
+    let rest_roots = roots(&first, &counts);
+    let shape = head_from_spec(
+        &a.head,
+        &rest_roots,
+        &Transform {
+            scale: a.scale,
+            up: a.up,
+        },
+    )?;
+    let mut colliders = shape.map(|s| head_colliders(s, &[Pose::IDENTITY]));
     let mut e = Evaluator::new(&counts);
     for i in 0..gi.frames.len() {
         let g: Vec<Vec3> = gt.read(i)?.into_iter().map(Vec3::from_array).collect();
         let p: Vec<Vec3> = pred.read(i)?.into_iter().map(Vec3::from_array).collect();
-        let at = colliders.as_ref().map(|c| c.at(i as f64));
+        let at = colliders.as_mut().map(|c| {
+            c.head = HeadTrack::still(root_pose(&rest_roots, &roots(&g, &counts)));
+            c.at(0.0)
+        });
         e.push(gi.frames[i], &g, &p, at.as_ref());
     }
     let s = e.summary();

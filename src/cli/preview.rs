@@ -9,13 +9,10 @@ use glam::Vec3;
 
 use super::report::output_file;
 use crate::cache::{is_cache_path, open_source, parse_frame_range};
-use crate::collide::head_fit::fit_head;
-use crate::collide::mesh_sdf::SdfParams;
-use crate::collide::{HeadShape, head_mesh::head_grid};
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
 use crate::render::View;
-use crate::render::preview::{PreviewOptions, head_colliders, preview, root_poses, roots};
+use crate::render::preview::{PreviewOptions, head_colliders, head_from_spec, preview, root_poses, roots};
 
 #[derive(Debug, Args)]
 pub struct PreviewArgs {
@@ -93,18 +90,14 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
             vec![String::new()],
         )
     };
-    let head = match a.head.as_str() {
-        "none" => None,
-        "sphere" => Some(HeadShape::Procedural(fit_head(&roots(&frames[0], &counts))?)),
-        file => Some(HeadShape::Grid(head_grid(
-            std::path::Path::new(file),
-            &Transform {
-                scale: a.scale,
-                up: a.up,
-            },
-            &SdfParams::default(),
-        )?)),
-    };
+    let head = head_from_spec(
+        &a.head,
+        &roots(&frames[0], &counts),
+        &Transform {
+            scale: a.scale,
+            up: a.up,
+        },
+    )?;
     let colliders = head.map(|h| head_colliders(h, &root_poses(&frames, &counts)));
     let opts = PreviewOptions {
         view: a.view,

@@ -4,15 +4,16 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use glam::{DVec3, Vec3};
+use glam::Vec3;
 
 use super::report::output_file;
+use crate::cache::FrameSink;
 use crate::cache::{CacheInfo, SinkOptions, create_sink, open_source};
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
 use crate::guides::IdwModel;
-use crate::motion::Pose;
-use crate::motion::fit::fit_rigid;
+use crate::guides::sink::UpsampleSink;
+use crate::render::preview::root_pose;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum Method {
@@ -56,48 +57,45 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     .apply(&mut groom);
     let mut src = open_source(&a.guides, None, a.fps)?;
     let info = src.info().clone();
-    let roots = groom.roots();
-    // Which groom strand each guide strand is.
-    let guide_roots: Vec<Vec3> = {
-        let mut o = 0usize;
-        info.topology
-            .counts
-            .iter()
-            .map(|&c| {
-                let r = Vec3::from_array(info.topology.points[o]);
-                o += c as usize;
-                r
-            })
-            .collect()
+    let bad = |m: String| Error::Invalid(format!("{}: {m}", a.guides.display()));
+    // Where each guide strand starts in the cache, and its root.
+    let mut g_off = vec![0usize];
+    for &c in &info.topology.counts {
+        g_off.push(g_off.last().expect("non-empty") + c as usize);
+    }
+    let guide_root = |slot: usize| -> Result<Vec3> {
+        if info.topology.counts[slot] == 0 {
+            return Err(bad(format!("guide strand {slot} is empty")));
+        }
+        Ok(Vec3::from_array(info.topology.points[g_off[slot]]))
     };
+    // Which groom strand each guide strand is: by strand id, else by the nearest root.
     let mapping: Vec<usize> = match (&info.topology.attrs.id, &groom.attrs.id) {
         (Some(gids), Some(ids)) => {
             let index: std::collections::HashMap<u32, usize> =
                 ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
             gids.iter()
                 .map(|id| {
-                    index.get(id).copied().ok_or_else(|| {
-                        Error::Invalid(format!(
-                            "{}: guide strand id {id} is not in {}",
-                            a.guides.display(),
-                            a.groom.display()
-                        ))
-                    })
+                    index
+                        .get(id)
+                        .copied()
+                        .ok_or_else(|| bad(format!("guide strand id {id} is not in {}", a.groom.display())))
                 })
                 .collect::<Result<_>>()?
         }
-        _ => guide_roots
-            .iter()
-            .map(|r| {
-                (0..roots.len())
+        _ => (0..info.topology.counts.len())
+            .map(|slot| {
+                let r = guide_root(slot)?;
+                (0..groom.strand_count())
+                    .filter(|&s| !groom.strand(s).is_empty())
                     .min_by(|&i, &j| {
-                        roots[i]
-                            .distance_squared(*r)
-                            .total_cmp(&roots[j].distance_squared(*r))
+                        groom.strand(i)[0]
+                            .distance_squared(r)
+                            .total_cmp(&groom.strand(j)[0].distance_squared(r))
                     })
-                    .expect("a groom has strands")
+                    .ok_or_else(|| bad(format!("{} has no strands", a.groom.display())))
             })
-            .collect(),
+            .collect::<Result<_>>()?,
     };
     let mut order: Vec<(usize, usize)> = mapping
         .iter()
@@ -107,78 +105,47 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         .collect();
     order.sort();
     if order.windows(2).any(|w| w[0].0 == w[1].0) {
-        return Err(Error::Invalid(format!(
-            "{}: two guide strands map to the same groom strand",
-            a.guides.display()
-        )));
+        return Err(bad("two guide strands map to the same groom strand".into()));
     }
-    for (k, &(s, slot)) in order.iter().enumerate() {
-        let _ = k;
-        if groom.counts()[s] != info.topology.counts[slot] {
-            return Err(Error::Invalid(format!(
-                "{}: guide strand {slot} has {} points, groom strand {s} {}",
-                a.guides.display(),
+    for &(s, slot) in &order {
+        if groom.counts()[s] != info.topology.counts[slot] || groom.counts()[s] == 0 {
+            return Err(bad(format!(
+                "guide strand {slot} has {} points, groom strand {s} {}",
                 info.topology.counts[slot],
                 groom.counts()[s]
             )));
         }
     }
     let guides: Vec<usize> = order.iter().map(|p| p.0).collect();
+    let rest_roots: Vec<Vec3> = guides.iter().map(|&s| groom.strand(s)[0]).collect();
     let model = IdwModel::new(&groom, &guides, a.neighbors);
-    let rest_roots: Vec<DVec3> = guides.iter().map(|&s| roots[s].as_dvec3()).collect();
     let out_info = CacheInfo {
         topology: groom.to_strands(),
         fps: info.fps,
         frames: Vec::new(),
     };
     let first = info.frames.first().copied().unwrap_or(1.0);
-    let mut sink = create_sink(&a.output, &out_info, first, &SinkOptions::default())?;
-    // Offsets of the guide strands in the cache.
-    let mut g_off = vec![0usize];
-    for &c in &info.topology.counts {
-        g_off.push(g_off.last().expect("non-empty") + c as usize);
-    }
+    let out = create_sink(&a.output, &out_info, first, &SinkOptions::default())?;
+    let mut sink: Box<dyn FrameSink> = Box::new(UpsampleSink::new(model, vec![out], None));
     for i in 0..info.frames.len() {
         let p = src.read(i)?;
-        // Guide points in groom order.
-        let world: Vec<Vec3> = order
+        // Guide points in groom order, as the model expects them.
+        let guide_points: Vec<[f32; 3]> = order
             .iter()
-            .flat_map(|&(_, slot)| {
-                p[g_off[slot]..g_off[slot + 1]]
-                    .iter()
-                    .map(|q| Vec3::from_array(*q))
-            })
+            .flat_map(|&(_, slot)| p[g_off[slot]..g_off[slot + 1]].iter().copied())
             .collect();
         // The head pose: stored, else the rigid fit of the guide roots to their rest.
-        let stored = src
-            .pose(i)
-            .filter(|h| *h != tress_formats::tcache::HeadPose::IDENTITY);
-        let pose = match stored {
-            Some(h) => Pose::new(
-                glam::DQuat::from_array(h.rotation),
-                DVec3::from_array(h.translation),
-            ),
+        let head = match src.pose(i)? {
+            Some(h) => h,
             None => {
-                let mut o = 0usize;
-                let now: Vec<DVec3> = order
+                let now: Vec<Vec3> = order
                     .iter()
-                    .map(|&(s, _)| {
-                        let r = world[o].as_dvec3();
-                        o += groom.counts()[s] as usize;
-                        r
-                    })
+                    .map(|&(_, slot)| Vec3::from_array(p[g_off[slot]]))
                     .collect();
-                fit_rigid(&rest_roots, &now).pose
+                root_pose(&rest_roots, &now).into()
             }
         };
-        let inv = pose.inverse();
-        let local: Vec<Vec3> = world.iter().map(|q| inv.apply_f32(*q)).collect();
-        let all: Vec<[f32; 3]> = model
-            .apply(&local)
-            .into_iter()
-            .map(|q| pose.apply_f32(q).to_array())
-            .collect();
-        sink.write(info.frames[i], &all, src.pose(i))?;
+        sink.write(info.frames[i], &guide_points, Some(head))?;
     }
     for f in sink.finish()? {
         output_file(&f);

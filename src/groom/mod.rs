@@ -12,7 +12,7 @@ pub mod stats;
 pub mod transform;
 
 pub use files::{GroomFormat, LoadedGroom, ReadOptions, read_groom, write_groom};
-pub use model::{Bounds, Groom, strand_length};
+pub use model::{Bounds, Groom, split_strands_mut, strand_length, strand_roots};
 pub use procedural::{GroomParams, Style, generate};
 pub use resample::resample;
 pub use scalp::ScalpShape;

@@ -135,7 +135,7 @@ impl Groom {
 
     /// Root (first point) of every strand; empty strands are skipped.
     pub fn roots(&self) -> Vec<Vec3> {
-        self.strands().filter_map(|s| s.first().copied()).collect()
+        strand_roots(&self.points, &self.counts)
     }
 
     /// Points per strand if every strand has the same count.
@@ -185,6 +185,32 @@ impl Groom {
         let attrs = self.attrs.subset(&chosen, &self.offsets);
         Groom::new(points, counts, attrs).expect("a subset of a valid groom is valid")
     }
+}
+
+/// The first point of every strand of `counts` points (empty strands have none and are left
+/// out, so use it where only the set of roots matters, not which strand each belongs to).
+pub fn strand_roots(points: &[Vec3], counts: &[u32]) -> Vec<Vec3> {
+    let mut o = 0usize;
+    let mut out = Vec::with_capacity(counts.len());
+    for &n in counts {
+        if n > 0 {
+            out.push(points[o]);
+        }
+        o += n as usize;
+    }
+    out
+}
+
+/// `data` (one item per vertex) cut into one mutable slice per strand of `counts` vertices,
+/// for processing strands in parallel.
+pub fn split_strands_mut<'a, T>(mut data: &'a mut [T], counts: &[u32]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(counts.len());
+    for &c in counts {
+        let (head, tail) = std::mem::take(&mut data).split_at_mut(c as usize);
+        out.push(head);
+        data = tail;
+    }
+    out
 }
 
 /// Polyline length of one strand.

@@ -11,7 +11,7 @@ use glam::{Quat, Vec3};
 use rayon::prelude::*;
 
 use super::frames::transport;
-use crate::groom::Groom;
+use crate::groom::{Groom, split_strands_mut};
 
 /// How each normal strand is bound to its guides.
 #[derive(Clone, Debug)]
@@ -24,6 +24,10 @@ pub struct IdwModel {
     pub guides: Vec<usize>,
     /// For each strand: (guide slot, weight per particle) of its k guides; empty for guides.
     pub bindings: Vec<Vec<(u32, Vec<f32>)>>,
+    /// Each strand's guide slot, if it is a guide.
+    slot: Vec<Option<u32>>,
+    /// Where each guide's particles start in the guide points passed to [`IdwModel::apply`].
+    guide_offsets: Vec<usize>,
 }
 
 /// Rest distances closer than this (cm) are clamped, so a normal particle sitting on a guide
@@ -38,7 +42,7 @@ impl IdwModel {
         let offsets = groom.offsets().to_vec();
         let counts = groom.counts().to_vec();
         let strand = |s: usize| &rest[offsets[s]..offsets[s + 1]];
-        let is_guide: Vec<Option<u32>> = {
+        let slot: Vec<Option<u32>> = {
             let mut v = vec![None; counts.len()];
             for (slot, &g) in guides.iter().enumerate() {
                 v[g] = Some(slot as u32);
@@ -49,7 +53,7 @@ impl IdwModel {
         let bindings = (0..counts.len())
             .into_par_iter()
             .map(|s| {
-                if is_guide[s].is_some() || guides.is_empty() {
+                if slot[s].is_some() || guides.is_empty() {
                     return Vec::new();
                 }
                 let me = strand(s);
@@ -93,24 +97,30 @@ impl IdwModel {
                 near.iter().map(|&(_, slot)| slot).zip(w).collect()
             })
             .collect();
+        let mut guide_offsets = vec![0usize];
+        for &g in guides {
+            guide_offsets.push(guide_offsets.last().expect("non-empty") + counts[g] as usize);
+        }
         IdwModel {
             rest,
             counts,
             offsets,
             guides: guides.to_vec(),
             bindings,
+            slot,
+            guide_offsets,
         }
+    }
+
+    /// Whether strand `s` is one of the guides.
+    pub fn is_guide(&self, s: usize) -> bool {
+        self.slot[s].is_some()
     }
 
     /// The whole groom (head frame) from the guides' current shapes (head frame, the guides'
     /// particles in order, `guide_counts` as in the groom).
     pub fn apply(&self, guide_points: &[Vec3]) -> Vec<Vec3> {
-        // Guide offsets and rotations.
-        let mut g_off = Vec::with_capacity(self.guides.len() + 1);
-        g_off.push(0usize);
-        for &g in &self.guides {
-            g_off.push(g_off.last().expect("non-empty") + self.counts[g] as usize);
-        }
+        let g_off = &self.guide_offsets;
         let rotations: Vec<Vec<Quat>> = self
             .guides
             .par_iter()
@@ -123,35 +133,30 @@ impl IdwModel {
             })
             .collect();
         let mut out = vec![Vec3::ZERO; self.rest.len()];
-        let mut slices: Vec<&mut [Vec3]> = Vec::with_capacity(self.counts.len());
-        let mut rest_out = out.as_mut_slice();
-        for &c in &self.counts {
-            let (head, tail) = rest_out.split_at_mut(c as usize);
-            slices.push(head);
-            rest_out = tail;
-        }
-        let slot_of: std::collections::HashMap<usize, usize> =
-            self.guides.iter().enumerate().map(|(s, &g)| (g, s)).collect();
-        slices.into_par_iter().enumerate().for_each(|(s, dst)| {
-            if let Some(&slot) = slot_of.get(&s) {
-                dst.copy_from_slice(&guide_points[g_off[slot]..g_off[slot + 1]]);
-                return;
-            }
-            let me = &self.rest[self.offsets[s]..self.offsets[s + 1]];
-            for (i, d) in dst.iter_mut().enumerate() {
-                let mut acc = Vec3::ZERO;
-                for (slot, w) in &self.bindings[s] {
-                    let slot = *slot as usize;
-                    let g = self.guides[slot];
-                    let n = self.counts[g] as usize;
-                    let j = i.min(n - 1);
-                    let rest_g = self.rest[self.offsets[g] + j];
-                    let cur_g = guide_points[g_off[slot] + j];
-                    acc += w[i] * (cur_g + rotations[slot][j] * (me[i] - rest_g));
+        split_strands_mut(&mut out, &self.counts)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(s, dst)| {
+                if let Some(slot) = self.slot[s] {
+                    let slot = slot as usize;
+                    dst.copy_from_slice(&guide_points[g_off[slot]..g_off[slot + 1]]);
+                    return;
                 }
-                *d = acc;
-            }
-        });
+                let me = &self.rest[self.offsets[s]..self.offsets[s + 1]];
+                for (i, d) in dst.iter_mut().enumerate() {
+                    let mut acc = Vec3::ZERO;
+                    for (slot, w) in &self.bindings[s] {
+                        let slot = *slot as usize;
+                        let g = self.guides[slot];
+                        let n = self.counts[g] as usize;
+                        let j = i.min(n - 1);
+                        let rest_g = self.rest[self.offsets[g] + j];
+                        let cur_g = guide_points[g_off[slot] + j];
+                        acc += w[i] * (cur_g + rotations[slot][j] * (me[i] - rest_g));
+                    }
+                    *d = acc;
+                }
+            });
         out
     }
 }

@@ -17,6 +17,21 @@ impl Default for Pose {
     }
 }
 
+impl From<tress_formats::tcache::HeadPose> for Pose {
+    fn from(h: tress_formats::tcache::HeadPose) -> Pose {
+        Pose::new(DQuat::from_array(h.rotation), DVec3::from_array(h.translation))
+    }
+}
+
+impl From<Pose> for tress_formats::tcache::HeadPose {
+    fn from(p: Pose) -> tress_formats::tcache::HeadPose {
+        tress_formats::tcache::HeadPose {
+            rotation: p.rotation.to_array(),
+            translation: p.translation.to_array(),
+        }
+    }
+}
+
 impl Pose {
     pub const IDENTITY: Pose = Pose {
         rotation: DQuat::IDENTITY,

@@ -3,12 +3,14 @@
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
-use tress_formats::tcache::{HeadPose, TcacheReader};
+use tress_formats::tcache::TcacheReader;
 
 use super::run::Ctx;
-use super::scene::{job_colliders, load_groom, scene_of};
+use super::scene::{job_colliders, prepared, scene_of};
+use super::stages::for_each_part_frame;
 use crate::error::{Error, Result};
 use crate::metrics::{Evaluator, FrameMetrics, Summary};
+use crate::motion::Pose;
 
 /// One method's metrics.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -24,11 +26,6 @@ pub struct MetricsFile {
     pub strands: usize,
     pub vertices: usize,
     pub methods: Vec<MethodMetrics>,
-}
-
-fn apply(pose: &HeadPose, p: Vec3) -> Vec3 {
-    let w = pose.to_world([p.x as f64, p.y as f64, p.z as f64]);
-    Vec3::new(w[0] as f32, w[1] as f32, w[2] as f32)
 }
 
 /// Name of the method row in reports.
@@ -48,47 +45,36 @@ pub fn method_name(ctx: &Ctx) -> String {
 
 pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
     let job = ctx.job;
-    let groom = load_groom(&ctx.out.join("groom.tcache"))?;
+    let groom = prepared(&ctx.out)?;
     let counts = groom.counts().to_vec();
     let rest = groom.points().to_vec();
     let colliders = job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?;
     let mut gt = TcacheReader::open(ctx.out.join("gt.tcache"))?;
     let mut method = Evaluator::new(&counts);
     let mut rigid = Evaluator::new(&counts);
-    let mut parts = ctx.parts()?.into_iter();
-    let mut current: Option<TcacheReader> = None;
-    let mut k = 0usize;
-    for i in 0..gt.len() {
-        let frame = gt.frames[i].frame;
-        let g: Vec<Vec3> = gt.frame(i)?.into_iter().map(Vec3::from_array).collect();
-        let pose = gt.pose(i)?;
-        // The method's frame: the next one of the parts, in order.
-        let m = loop {
-            if let Some(r) = current.as_mut()
-                && k < r.len()
-            {
-                let f = r.frames[k].frame;
-                let p = r.frame(k)?;
-                k += 1;
-                break (f, p);
-            }
-            let next = parts
-                .next()
-                .ok_or_else(|| Error::Runtime(format!("the upsampled parts end before frame {frame}")))?;
-            current = Some(TcacheReader::open(ctx.out.join(&next.path))?);
-            k = 0;
-        };
-        if m.0 != frame {
+    // The parts and the ground truth hold the same frames in the same order.
+    let mut i = 0usize;
+    for_each_part_frame(ctx, |frame, m, _| {
+        if i >= gt.len() || gt.frames[i].frame != frame {
             return Err(Error::Runtime(format!(
-                "the upsampled parts have frame {} where the ground truth has {frame}",
-                m.0
+                "the upsampled parts have frame {frame} where the ground truth does not"
             )));
         }
-        let m: Vec<Vec3> = m.1.into_iter().map(Vec3::from_array).collect();
+        let g: Vec<Vec3> = gt.frame(i)?.into_iter().map(Vec3::from_array).collect();
+        let pose = Pose::from(gt.pose(i)?);
+        i += 1;
+        let m: Vec<Vec3> = m.iter().map(|p| Vec3::from_array(*p)).collect();
         let at = colliders.at(frame / job.fps);
         method.push(frame, &g, &m, Some(&at));
-        let carried: Vec<Vec3> = rest.iter().map(|p| apply(&pose, *p)).collect();
+        let carried: Vec<Vec3> = rest.iter().map(|p| pose.apply_f32(*p)).collect();
         rigid.push(frame, &g, &carried, Some(&at));
+        Ok(())
+    })?;
+    if i != gt.len() {
+        return Err(Error::Runtime(format!(
+            "the upsampled parts end before frame {}",
+            gt.frames[i].frame
+        )));
     }
     let file = MetricsFile {
         strands: counts.len(),

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use tress_formats::tcache::TcacheReader;
 
 use super::run::Ctx;
-use super::scene::{job_colliders, load_groom, scene_of};
-use super::stages::for_each_part_frame;
+use super::scene::{job_colliders, prepared, scene_of};
+use super::stages::part_frames;
 use crate::error::{Error, Result};
 use crate::metrics::{psnr, ssim};
 use crate::render::frame::Coloring;
@@ -58,7 +58,7 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
         height,
         columns: job.preview.columns.max(1),
     };
-    let groom = load_groom(&ctx.out.join("groom.tcache"))?;
+    let groom = prepared(&ctx.out)?;
     let counts = groom.counts().to_vec();
     let scene = scene_of(job, groom)?;
     let colliders = job_colliders(job, &ctx.out, &scene)?;
@@ -72,18 +72,10 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
             .ok_or_else(|| Error::Runtime(format!("gt.tcache has no frame {f}")))?;
         gt.push(r.frame(i)?.into_iter().map(Vec3::from_array).collect::<Vec<_>>());
     }
-    let mut method: Vec<Vec<Vec3>> = Vec::new();
-    for_each_part_frame(ctx, |frame, p, _| {
-        if frames.contains(&(frame as i64)) {
-            method.push(p.iter().map(|q| Vec3::from_array(*q)).collect());
-        }
-        Ok(())
-    })?;
-    if method.len() != frames.len() {
-        return Err(Error::Runtime(
-            "the upsampled parts miss some preview frames".into(),
-        ));
-    }
+    let method: Vec<Vec<Vec3>> = part_frames(ctx, &frames)?
+        .into_iter()
+        .map(|p| p.into_iter().map(Vec3::from_array).collect())
+        .collect();
     let cams = cameras(&gt, &opts);
     let method_name = job.guides.method.to_uppercase();
     // Compared side by side: a few evenly spaced frames.

@@ -2,17 +2,19 @@
 
 use std::path::Path;
 
-use glam::Vec3;
-use tress_formats::tcache::{Codec, TcacheHeader, TcacheReader, TcacheWriter};
+use tress_formats::tcache::{Codec, TcacheHeader, TcacheWriter};
 
 use super::job::Job;
 use crate::cli::motion_cmd::{self, MotionArgs};
 use crate::collide::head_mesh::{from_file, to_file};
 use crate::collide::{Colliders, HeadShape};
 use crate::error::{Error, Result};
-use crate::groom::{Groom, GroomParams, Transform, generate, presets, read_groom, resample};
+use crate::groom::{Groom, Transform, read_groom, resample};
 use crate::motion::{HeadTrack, Pose, RandomMotion};
-use crate::sim::setup::{SceneGroom, body_params, colliders, head_shape, place_track};
+use crate::sim::setup::{
+    SceneGroom, body_params, colliders, file_groom, head_shape, place_track, procedural_groom,
+    procedural_params, tfx_shapes,
+};
 
 /// Unit and axis change of the job's input files.
 pub fn transform(job: &Job) -> Transform {
@@ -25,24 +27,8 @@ pub fn transform(job: &Job) -> Transform {
 /// The groom as the job asks for it: generated or read, resampled, with root UVs and ids.
 pub fn build_groom(job: &Job) -> Result<SceneGroom> {
     let mut scene = match (&job.groom.preset, &job.groom.file) {
-        (_, Some(file)) => crate::sim::setup::load_groom(file, &transform(job), None)?,
-        (Some(preset), None) => {
-            let mut p: GroomParams = presets::load(preset)?;
-            if let Some(n) = job.groom.strands {
-                p.strands = n;
-            }
-            p.seed = job.seed;
-            let groom = generate(&p)?;
-            SceneGroom {
-                groom,
-                source: format!(
-                    "procedural {preset} groom, {} strands, seed {}",
-                    p.strands, p.seed
-                ),
-                procedural: Some(p),
-                tfx_shapes: None,
-            }
-        }
+        (_, Some(file)) => file_groom(Path::new(file), &transform(job))?,
+        (Some(preset), None) => procedural_groom(preset, job.groom.strands, Some(job.seed))?,
         (None, None) => return Err(Error::Invalid("the job names no groom".into())),
     };
     if job.groom.points >= 2 && scene.groom.uniform_count() != Some(job.groom.points) {
@@ -84,10 +70,9 @@ pub fn save_groom(path: &Path, groom: &Groom) -> Result<()> {
     Ok(())
 }
 
-/// Reads a groom saved by [`save_groom`].
-pub fn load_groom(path: &Path) -> Result<Groom> {
-    let r = TcacheReader::open(path)?;
-    Groom::from_strands(r.header.rest.clone())
+/// The groom the prepare stage wrote in the output folder `out`.
+pub fn prepared(out: &Path) -> Result<Groom> {
+    Ok(read_groom(&out.join("groom.tcache"), &Default::default())?.groom)
 }
 
 /// The head shape of the job; mesh heads come from the prepared distance grid `head.sdf`.
@@ -176,19 +161,13 @@ pub fn job_colliders(job: &Job, out: &Path, groom: &SceneGroom) -> Result<Collid
 /// A prepared groom as a [`SceneGroom`] (the procedural parameters are rebuilt from the job,
 /// for the procedural cranium; nothing is regenerated).
 pub fn scene_of(job: &Job, groom: Groom) -> Result<SceneGroom> {
-    let procedural = match &job.groom.preset {
-        Some(p) if job.groom.file.is_none() => {
-            let mut params: GroomParams = presets::load(p)?;
-            params.seed = job.seed;
-            Some(params)
-        }
+    let procedural = match (&job.groom.preset, &job.groom.file) {
+        (Some(p), None) => Some(procedural_params(p, job.groom.strands, Some(job.seed))?),
         _ => None,
     };
     let tfx_shapes = match &job.groom.file {
-        Some(f) if f.ends_with(".tfxproj") => {
-            crate::sim::setup::load_groom(f, &transform(job), None)?.tfx_shapes
-        }
-        _ => None,
+        Some(f) => tfx_shapes(Path::new(f), &transform(job))?,
+        None => None,
     };
     Ok(SceneGroom {
         groom,
@@ -196,14 +175,4 @@ pub fn scene_of(job: &Job, groom: Groom) -> Result<SceneGroom> {
         tfx_shapes,
         source: String::new(),
     })
-}
-
-/// Head-local rest positions of the roots (first vertex of each strand).
-pub fn roots(points: &[Vec3], counts: &[u32]) -> Vec<Vec3> {
-    crate::render::preview::roots(points, counts)
-}
-
-/// A groom file read as is (for `tress upsample` and `tress eval`).
-pub fn read_plain_groom(path: &Path) -> Result<Groom> {
-    Ok(read_groom(path, &Default::default())?.groom)
 }

@@ -4,17 +4,15 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use glam::Vec3;
 use indicatif::{ProgressBar, ProgressStyle};
-use tress_formats::tcache::{Codec, TcacheHeader, TcacheReader, TcacheWriter};
+use tress_formats::tcache::TcacheReader;
 
 use super::run::{Ctx, chunk_frames};
-use super::scene::{build_groom, job_colliders, load_groom, save_groom, save_head, scene_of};
-use crate::cache::{CacheInfo, SinkOptions, create_sink};
+use super::scene::{build_groom, job_colliders, prepared, save_groom, save_head, scene_of};
+use crate::cache::{CacheInfo, FrameSink, SinkOptions, create_sink};
 use crate::error::{Error, Result};
-use crate::guides::project::project_out;
+use crate::guides::sink::UpsampleSink;
 use crate::guides::{IdwModel, select_uv_lattice};
-use crate::motion::Pose;
 use crate::sim::Simulation;
 use crate::sim::run::{RunPlan, run as run_sim};
 
@@ -37,7 +35,7 @@ pub fn prepare(ctx: &Ctx) -> Result<Vec<String>> {
 
 /// Guide strands on the root-UV lattice (`guides.json`: strand indices).
 pub fn guides(ctx: &Ctx) -> Result<Vec<String>> {
-    let groom = load_groom(&ctx.out.join("groom.tcache"))?;
+    let groom = prepared(&ctx.out)?;
     let chosen = select_uv_lattice(&groom, ctx.job.guides.count);
     if !ctx.quiet {
         eprintln!(
@@ -71,7 +69,7 @@ pub fn guide_indices(ctx: &Ctx) -> Result<Vec<usize>> {
 /// The full simulation (`gt.tcache`), or the guides alone (`guides.tcache`).
 pub fn simulate(ctx: &Ctx, guides_only: bool) -> Result<Vec<String>> {
     let job = ctx.job;
-    let full = load_groom(&ctx.out.join("groom.tcache"))?;
+    let full = prepared(&ctx.out)?;
     let groom = if guides_only {
         let keep = guide_indices(ctx)?;
         let set: std::collections::HashSet<usize> = keep.into_iter().collect();
@@ -157,75 +155,42 @@ pub fn simulate(ctx: &Ctx, guides_only: bool) -> Result<Vec<String>> {
     Ok(vec![name.into()])
 }
 
-/// Head pose of frame `i` of a cache (identity when it has none).
-fn pose_of(r: &mut TcacheReader, i: usize) -> Result<Pose> {
-    let p = r.pose(i)?;
-    let q = glam::DQuat::from_array(p.rotation);
-    Ok(Pose::new(q, glam::DVec3::from_array(p.translation)))
-}
-
 /// The whole groom of chunk `chunk` from the guides (`parts/hair.A-B.tcache`).
 pub fn upsample(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
     let job = ctx.job;
-    let groom = load_groom(&ctx.out.join("groom.tcache"))?;
+    let groom = prepared(&ctx.out)?;
     let guides = guide_indices(ctx)?;
-    let model = IdwModel::new(&groom, &guides, job.guides.neighbors);
     let colliders = if job.guides.resolve_collisions {
-        Some(job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?)
+        let c = job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?;
+        Some((c, job.fps, job.simulate.collision_margin))
     } else {
         None
     };
-    let mut skip = vec![false; groom.strand_count()];
-    guides.iter().for_each(|&g| skip[g] = true);
-    let rest_lengths: Vec<f32> = groom
-        .strands()
-        .flat_map(|s| (0..s.len()).map(move |i| if i == 0 { 0.0 } else { s[i].distance(s[i - 1]) }))
-        .collect();
     let (a, b) = chunk_frames(job, chunk);
-    let mut r = TcacheReader::open(ctx.out.join("guides.tcache"))?;
     let name = format!("parts/hair.{a}-{b}.tcache");
     let path = ctx.out.join(&name);
     std::fs::create_dir_all(path.parent().expect("parent")).map_err(|e| Error::Write {
         path: path.clone(),
         source: e,
     })?;
-    let header = TcacheHeader {
+    let info = CacheInfo {
+        topology: groom.to_strands(),
         fps: job.fps,
-        codec: Codec::Lossless,
-        keyframe_interval: 16,
-        rest: groom.to_strands(),
+        frames: Vec::new(),
     };
-    let mut w =
-        TcacheWriter::create(&path, header, 3).map_err(|e| crate::groom::files::output_error(&path, e))?;
+    let part = create_sink(&path, &info, a as f64, &SinkOptions::default())?;
+    let model = IdwModel::new(&groom, &guides, job.guides.neighbors);
+    let mut sink: Box<dyn FrameSink> = Box::new(UpsampleSink::new(model, vec![part], colliders));
+    // guides.tcache holds the guide strands in groom order, as the model expects them.
+    let mut r = TcacheReader::open(ctx.out.join("guides.tcache"))?;
     for i in 0..r.len() {
         let frame = r.frames[i].frame;
-        if frame < a as f64 || frame > b as f64 {
-            continue;
+        if (a as f64..=b as f64).contains(&frame) {
+            let p = r.frame(i)?;
+            sink.write(frame, &p, Some(r.pose(i)?))?;
         }
-        let pose = pose_of(&mut r, i)?;
-        let inv = pose.inverse();
-        let world: Vec<Vec3> = r.frame(i)?.into_iter().map(Vec3::from_array).collect();
-        let local: Vec<Vec3> = world.iter().map(|p| inv.apply_f32(*p)).collect();
-        let mut world: Vec<Vec3> = model
-            .apply(&local)
-            .into_iter()
-            .map(|p| pose.apply_f32(p))
-            .collect();
-        if let Some(c) = &colliders {
-            let at = c.at(frame / job.fps);
-            project_out(
-                &mut world,
-                groom.counts(),
-                &rest_lengths,
-                &skip,
-                &at,
-                job.simulate.collision_margin,
-            );
-        }
-        let all: Vec<[f32; 3]> = world.iter().map(|p| p.to_array()).collect();
-        w.write_frame(frame, &all, Some(r.pose(i)?))?;
     }
-    w.finish()?;
+    sink.finish()?;
     Ok(vec![name])
 }
 
@@ -244,10 +209,30 @@ pub fn for_each_part_frame(
     Ok(())
 }
 
+/// Some frames of the upsampled parts, each found by seeking in its part (no decoding of the
+/// frames between).
+pub fn part_frames(ctx: &Ctx, frames: &[i64]) -> Result<Vec<Vec<[f32; 3]>>> {
+    let mut readers = Vec::new();
+    for part in ctx.parts()? {
+        readers.push(TcacheReader::open(ctx.out.join(&part.path))?);
+    }
+    frames
+        .iter()
+        .map(|&f| {
+            for r in readers.iter_mut() {
+                if let Some(i) = r.find(f as f64) {
+                    return Ok(r.frame(i)?);
+                }
+            }
+            Err(Error::Runtime(format!("the upsampled parts miss frame {f}")))
+        })
+        .collect()
+}
+
 /// `hair.abc` (and `hair.tcache`, `ply/hair.####.ply`, `gt.abc` as asked).
 pub fn write(ctx: &Ctx) -> Result<Vec<String>> {
     let job = ctx.job;
-    let groom = load_groom(&ctx.out.join("groom.tcache"))?;
+    let groom = prepared(&ctx.out)?;
     let info = CacheInfo {
         topology: groom.to_strands(),
         fps: job.fps,

@@ -34,32 +34,39 @@ impl Default for PreviewOptions {
     }
 }
 
-/// Root positions (first vertex of each strand).
-pub fn roots(points: &[Vec3], counts: &[u32]) -> Vec<Vec3> {
-    let mut o = 0usize;
-    counts
-        .iter()
-        .map(|&n| {
-            let r = points[o];
-            o += n as usize;
-            r
-        })
-        .collect()
-}
+pub use crate::groom::strand_roots as roots;
 
 /// Head poses of `frames` relative to the first, from rigid fits of their roots.
 pub fn root_poses(frames: &[Vec<Vec3>], counts: &[u32]) -> Vec<Pose> {
     let Some(first) = frames.first() else {
         return Vec::new();
     };
-    let r0: Vec<DVec3> = roots(first, counts).iter().map(|p| p.as_dvec3()).collect();
-    frames
-        .iter()
-        .map(|f| {
-            let r: Vec<DVec3> = roots(f, counts).iter().map(|p| p.as_dvec3()).collect();
-            fit_rigid(&r0, &r).pose
-        })
-        .collect()
+    let r0 = roots(first, counts);
+    frames.iter().map(|f| root_pose(&r0, &roots(f, counts))).collect()
+}
+
+/// The rigid motion carrying `rest` roots onto `now` (a least-squares fit).
+pub fn root_pose(rest: &[Vec3], now: &[Vec3]) -> Pose {
+    let d = |v: &[Vec3]| -> Vec<DVec3> { v.iter().map(|p| p.as_dvec3()).collect() };
+    fit_rigid(&d(rest), &d(now)).pose
+}
+
+/// The head a preview draws or an evaluation measures against: `none`, `sphere` (an ellipsoid
+/// fitted to `roots`), or a mesh / `.sdf` file brought into tress space by `transform`.
+pub fn head_from_spec(
+    spec: &str,
+    roots: &[Vec3],
+    transform: &crate::groom::Transform,
+) -> crate::error::Result<Option<HeadShape>> {
+    Ok(match spec {
+        "none" => None,
+        "sphere" => Some(HeadShape::Procedural(crate::collide::head_fit::fit_head(roots)?)),
+        file => Some(HeadShape::Grid(crate::collide::head_mesh::head_grid(
+            std::path::Path::new(file),
+            transform,
+            &crate::collide::mesh_sdf::SdfParams::default(),
+        )?)),
+    })
 }
 
 /// Colliders of `head` following `poses` (one per frame, keyed by frame index).

@@ -18,7 +18,6 @@ use super::checkpoint;
 use super::solver::{FrameStats, Simulation};
 use crate::cache::FrameSink;
 use crate::error::{Error, Result};
-use crate::motion::Pose;
 
 /// What to simulate and how to keep it safe.
 #[derive(Clone, Debug)]
@@ -45,13 +44,6 @@ pub struct RunReport {
     /// Deepest penetration left after any frame (cm).
     pub max_residual_penetration: f32,
     pub seconds: f64,
-}
-
-pub fn head_pose(p: &Pose) -> HeadPose {
-    HeadPose {
-        rotation: p.rotation.to_array(),
-        translation: p.translation.to_array(),
-    }
 }
 
 fn log_path(dir: &Path) -> PathBuf {
@@ -222,7 +214,7 @@ pub fn run(
             sim.step_frame(dt, true);
         }
         let t = Instant::now();
-        target.write(plan.first as f64, &sim.x, head_pose(&sim.head_pose()))?;
+        target.write(plan.first as f64, &sim.x, sim.head_pose().into())?;
         sim.counters.io += t.elapsed();
         report.frames += 1;
         if !on_frame(plan.first, &FrameStats::default()) {
@@ -276,7 +268,7 @@ pub fn run(
         report.max_strain = report.max_strain.max(stats.max_strain);
         report.max_residual_penetration = report.max_residual_penetration.max(stats.residual_penetration);
         let t = Instant::now();
-        target.write(frame as f64, &sim.x, head_pose(&sim.head_pose()))?;
+        target.write(frame as f64, &sim.x, sim.head_pose().into())?;
         if let (Some(n), Some(dir)) = (checkpoints, &work)
             && (frame - plan.first) % n as i64 == 0
         {

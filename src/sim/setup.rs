@@ -30,64 +30,90 @@ pub struct SceneGroom {
     pub source: String,
 }
 
-/// Reads `spec` — a groom file, or a procedural preset name (straight, wavy, curly) — in tress
-/// units and axes. `strands` overrides a preset's strand count.
+/// The parameters of procedural preset `preset` (a built-in name or a TOML file), with the
+/// strand count and seed overridden when given.
+pub fn procedural_params(preset: &str, strands: Option<usize>, seed: Option<u64>) -> Result<GroomParams> {
+    let mut params = presets::load(preset)?;
+    if let Some(n) = strands {
+        params.strands = n;
+    }
+    if let Some(s) = seed {
+        params.seed = s;
+    }
+    Ok(params)
+}
+
+/// A procedural groom from a preset.
+pub fn procedural_groom(preset: &str, strands: Option<usize>, seed: Option<u64>) -> Result<SceneGroom> {
+    let params = procedural_params(preset, strands, seed)?;
+    let groom = generate(&params)?;
+    let source = format!(
+        "procedural {preset} groom, {} strands, seed {}",
+        params.strands, params.seed
+    );
+    Ok(SceneGroom {
+        groom,
+        procedural: Some(params),
+        tfx_shapes: None,
+        source,
+    })
+}
+
+/// The collision shapes of a TressFX project file (`None` for other files), in tress space.
+pub fn tfx_shapes(path: &Path, transform: &Transform) -> Result<Option<(Vec<Sphere>, Vec<Capsule>)>> {
+    if !path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("tfxproj"))
+    {
+        return Ok(None);
+    }
+    let project = tress_formats::tfxproj::read(path)?;
+    let p = |v: [f32; 3]| transform.apply_point(Vec3::from_array(v));
+    let spheres = project
+        .spheres
+        .iter()
+        .map(|(c, r)| Sphere {
+            center: p(*c),
+            radius: r * transform.scale,
+        })
+        .collect();
+    let capsules = project
+        .capsules
+        .iter()
+        .map(|(a, b, r)| Capsule {
+            a: p(*a),
+            b: p(*b),
+            radius: r * transform.scale,
+        })
+        .collect();
+    Ok(Some((spheres, capsules)))
+}
+
+/// A groom file in tress units and axes.
+pub fn file_groom(path: &Path, transform: &Transform) -> Result<SceneGroom> {
+    let mut groom = read_groom(path, &ReadOptions::default())?.groom;
+    transform.apply(&mut groom);
+    Ok(SceneGroom {
+        groom,
+        procedural: None,
+        tfx_shapes: tfx_shapes(path, transform)?,
+        source: path.display().to_string(),
+    })
+}
+
+/// Reads `spec` — a groom file, or a built-in procedural preset name (straight, wavy, curly) —
+/// in tress units and axes. `strands` overrides a preset's strand count.
 pub fn load_groom(spec: &str, transform: &Transform, strands: Option<usize>) -> Result<SceneGroom> {
     let path = Path::new(spec);
     if !path.exists() && presets::TABLE.iter().any(|(name, _)| *name == spec) {
-        let mut params = presets::load(spec)?;
-        if let Some(n) = strands {
-            params.strands = n;
-        }
-        let groom = generate(&params)?;
-        let source = format!("procedural {spec} groom ({} strands)", params.strands);
-        return Ok(SceneGroom {
-            groom,
-            procedural: Some(params),
-            tfx_shapes: None,
-            source,
-        });
+        return procedural_groom(spec, strands, None);
     }
     if strands.is_some() {
         return Err(Error::Invalid(
             "--strands applies to procedural groom presets, not groom files".into(),
         ));
     }
-    let mut groom = read_groom(path, &ReadOptions::default())?.groom;
-    transform.apply(&mut groom);
-    let tfx_shapes = if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("tfxproj"))
-    {
-        let project = tress_formats::tfxproj::read(path)?;
-        let p = |v: [f32; 3]| transform.apply_point(Vec3::from_array(v));
-        let spheres = project
-            .spheres
-            .iter()
-            .map(|(c, r)| Sphere {
-                center: p(*c),
-                radius: r * transform.scale,
-            })
-            .collect();
-        let capsules = project
-            .capsules
-            .iter()
-            .map(|(a, b, r)| Capsule {
-                a: p(*a),
-                b: p(*b),
-                radius: r * transform.scale,
-            })
-            .collect();
-        Some((spheres, capsules))
-    } else {
-        None
-    };
-    Ok(SceneGroom {
-        groom,
-        procedural: None,
-        tfx_shapes,
-        source: spec.to_string(),
-    })
+    file_groom(path, transform)
 }
 
 /// The head named by `spec`: `procedural` (a procedural groom's cranium), `sphere` (an
