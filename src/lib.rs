@@ -18,4 +18,20 @@ pub mod render;
 pub mod sim;
 
 pub use error::{Error, Result};
+
+/// The build of tress: its version and a hash of every source file that shapes results
+/// (embedded at build time). Stage records are keyed on it.
+pub fn build_id() -> String {
+    format!("{} build {}", env!("CARGO_PKG_VERSION"), env!("TRESS_BUILD"))
+}
+
+/// What `--version` and reports print: version, build hash, commit.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (build ",
+    env!("TRESS_BUILD"),
+    ", commit ",
+    env!("TRESS_COMMIT"),
+    ")"
+);
 pub use tress_formats as formats;

@@ -100,3 +100,25 @@ fn usage_and_input_errors_exit_2_runtime_errors_exit_1() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
+
+/// `--version` names the build (a hash of the sources that stage records key on) and the commit.
+#[test]
+fn version_names_the_build() {
+    let o = tress(&["--version"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    assert!(
+        text.starts_with(&format!("tress {}", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
+    let build = text
+        .split("(build ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .unwrap_or_default();
+    assert!(
+        build.len() == 32 && build.chars().all(|c| c.is_ascii_hexdigit()),
+        "{text}"
+    );
+    assert!(text.contains(", commit "), "{text}");
+}

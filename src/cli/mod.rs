@@ -24,7 +24,7 @@ use crate::error::Result;
 ///
 /// Exit codes: 0 success, 1 runtime failure, 2 bad input or usage.
 #[derive(Debug, Parser)]
-#[command(name = "tress", version, about, long_about = None, propagate_version = true)]
+#[command(name = "tress", version = crate::VERSION, about, long_about = None, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -169,10 +169,10 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
     } else {
         (HeadTrack::still(Pose::IDENTITY), "still head".to_string())
     };
-    let material_name = a.material.clone().unwrap_or_else(|| match &scene.procedural {
-        Some(p) => format!("{:?}", p.style).to_lowercase(),
-        None => "straight".into(),
-    });
+    let material_name = a
+        .material
+        .clone()
+        .unwrap_or_else(|| Material::preset_for_style(scene.procedural.as_ref().map(|p| p.style)).into());
     let material = Material::preset(&material_name)?;
     let full_info = CacheInfo {
         topology: scene.groom.to_strands(),

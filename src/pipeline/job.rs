@@ -189,8 +189,15 @@ pub struct Job {
     pub groom: GroomSpec,
     pub head: HeadSpec,
     pub motion: MotionSpec,
+    /// The material preset in use: the job's `material.preset`, else the groom style's.
     pub material_preset: String,
     pub material: Material,
+    /// `material.preset` as the job set it (`None`: follow the groom's style).
+    material_choice: Option<String>,
+    /// The job's per-key material overrides.
+    material_overrides: Table,
+    /// Folder that relative material files are read from.
+    material_dir: PathBuf,
     pub simulate: SimOptions,
     pub guides: GuideSpec,
     pub outputs: OutputSpec,
@@ -345,41 +352,28 @@ impl Job {
         {
             motion.preset = Some(dir.join(expand_env(p, origin)?).display().to_string());
         }
-        // Material: a preset, with any of its keys overridden.
-        let mut mat = match get("material") {
+        // Material: a preset (by default the one made for the groom's style), with any of its
+        // keys overridden.
+        let mut material_overrides = match get("material") {
             Value::Table(m) => m,
             _ => return Err(Error::Invalid(format!("{origin}: [material] must be a table"))),
         };
-        let material_preset = match mat.remove("preset") {
-            Some(Value::String(s)) => s,
+        let material_choice = match material_overrides.remove("preset") {
+            Some(Value::String(s)) => Some(s),
             Some(_) => {
                 return Err(Error::Invalid(format!(
                     "{origin}: material.preset must be a string"
                 )));
             }
-            None => "straight".into(),
+            None => None,
         };
-        let mut base: Table = match crate::sim::material::TABLE
-            .iter()
-            .find(|(n, _)| *n == material_preset)
-        {
-            Some((_, text)) => parse_table(text, &format!("material preset {material_preset}"))?,
-            None => {
-                let p = dir.join(expand_env(&material_preset, origin)?);
-                let text = std::fs::read_to_string(&p).map_err(|e| {
-                    Error::Invalid(format!(
-                        "{origin}: material.preset {material_preset:?}: {}: {e}",
-                        p.display()
-                    ))
-                })?;
-                parse_table(&text, &p.display().to_string())?
-            }
-        };
-        merge(&mut base, mat);
-        let material: Material = section(Value::Table(base), "material", origin)?;
-        material
-            .check()
-            .map_err(|e| Error::Invalid(format!("{origin}: material: {e}")))?;
+        let (material_preset, material) = resolve_material(
+            &groom,
+            material_choice.as_deref(),
+            &material_overrides,
+            origin,
+            dir,
+        )?;
         let simulate: SimOptions = section(get("simulate"), "simulate", origin)?;
         let guides: GuideSpec = section(get("guides"), "guides", origin)?;
         if guides.method != "idw" {
@@ -424,6 +418,9 @@ impl Job {
             motion,
             material_preset,
             material,
+            material_choice,
+            material_overrides,
+            material_dir: dir.to_path_buf(),
             simulate,
             guides,
             outputs,
@@ -500,6 +497,16 @@ impl Job {
                     };
                     parts.push(stem(m));
                 }
+                if self.material_choice.is_none() {
+                    let origin = format!("batch item {}", parts.join("-"));
+                    (j.material_preset, j.material) = resolve_material(
+                        &j.groom,
+                        None,
+                        &self.material_overrides,
+                        &origin,
+                        &self.material_dir,
+                    )?;
+                }
                 let item = parts.join("-");
                 j.name = format!("{}/{item}", self.name);
                 j.output = self.output.join(&item);
@@ -511,6 +518,50 @@ impl Job {
         }
         Ok(out)
     }
+}
+
+/// The material of a job: preset `choice` (else the one made for the groom's procedural style,
+/// `straight` for groom files) with `overrides` merged over it.
+fn resolve_material(
+    groom: &GroomSpec,
+    choice: Option<&str>,
+    overrides: &Table,
+    origin: &str,
+    dir: &Path,
+) -> Result<(String, Material)> {
+    let name = match choice {
+        Some(c) => c.to_string(),
+        None => {
+            let style = match (&groom.preset, &groom.file) {
+                (Some(p), None) => Some(
+                    crate::groom::presets::load(p)
+                        .map_err(|e| Error::Invalid(format!("{origin}: groom.preset: {e}")))?
+                        .style,
+                ),
+                _ => None,
+            };
+            Material::preset_for_style(style).to_string()
+        }
+    };
+    let mut base: Table = match crate::sim::material::TABLE.iter().find(|(n, _)| *n == name) {
+        Some((_, text)) => parse_table(text, &format!("material preset {name}"))?,
+        None => {
+            let p = dir.join(expand_env(&name, origin)?);
+            let text = std::fs::read_to_string(&p).map_err(|e| {
+                Error::Invalid(format!(
+                    "{origin}: material.preset {name:?}: {}: {e}",
+                    p.display()
+                ))
+            })?;
+            parse_table(&text, &p.display().to_string())?
+        }
+    };
+    merge(&mut base, overrides.clone());
+    let material: Material = section(Value::Table(base), "material", origin)?;
+    material
+        .check()
+        .map_err(|e| Error::Invalid(format!("{origin}: material: {e}")))?;
+    Ok((name, material))
 }
 
 fn presets_has(name: &str) -> bool {
@@ -537,6 +588,40 @@ mod tests {
         assert_eq!(j.guides.method, "idw");
         assert_eq!(j.output, Path::new("/tmp/out/job"));
         assert_eq!(j.groom.strands, Some(2000));
+    }
+
+    #[test]
+    fn the_material_follows_the_groom_style_unless_the_job_sets_one() {
+        let curly = Material::preset("curly").unwrap();
+        let straight = Material::preset("straight").unwrap();
+        assert_ne!(curly, straight);
+        let j = job("name = 'x'\n[groom]\npreset = 'curly'").unwrap();
+        assert_eq!((j.material_preset.as_str(), &j.material), ("curly", &curly));
+        let j = job("name = 'x'\n[groom]\npreset = 'wavy'").unwrap();
+        assert_eq!(j.material, Material::preset("wavy").unwrap());
+        // Per-key overrides apply over the style's preset.
+        let j = job("name = 'x'\n[groom]\npreset = 'curly'\n[material]\nbend = 7.0").unwrap();
+        assert_eq!((j.material.bend, j.material.stretch), (7.0, curly.stretch));
+        // A preset the job names wins.
+        let j = job("name = 'x'\n[groom]\npreset = 'curly'\n[material]\npreset = 'straight'").unwrap();
+        assert_eq!(j.material, straight);
+        // Batch items: each groom gets its own style's material, unless the job names one.
+        let b = job("name = 'b'\n[batch]\ngrooms = ['straight', 'curly', 'wavy']").unwrap();
+        let items = b.items().unwrap();
+        assert_eq!(items[0].material, straight);
+        assert_eq!(
+            (items[1].material_preset.as_str(), &items[1].material),
+            ("curly", &curly)
+        );
+        assert_eq!(items[2].material_preset, "wavy");
+        let b =
+            job("name = 'b'\n[material]\npreset = 'wavy'\n[batch]\ngrooms = ['straight', 'curly']").unwrap();
+        assert!(b.items().unwrap().iter().all(|i| i.material_preset == "wavy"));
+        // An unknown groom preset is reported when the job is read.
+        let e = job("name = 'x'\n[groom]\npreset = 'curlyy'")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("curlyy"), "{e}");
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
     let mut out = Vec::new();
     let mut md = format!("# {} — tress report\n\n", job.name);
     md.push_str("## Inputs\n\n| | |\n| --- | --- |\n");
+    md.push_str(&format!("| tress | {} |\n", crate::VERSION));
     let groom = match (&job.groom.file, &job.groom.preset) {
         (Some(f), _) => f.clone(),
         (None, Some(p)) => format!(
@@ -166,7 +167,8 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
         "stages": run.stages,
         "metrics": metrics,
         "preview": preview,
-        "tress": env!("CARGO_PKG_VERSION"),
+        "tress": crate::VERSION,
+        "tress_build": crate::build_id(),
     });
     for (name, bytes) in [
         ("report.md", md.into_bytes()),

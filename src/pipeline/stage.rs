@@ -89,6 +89,7 @@ pub struct Record {
     pub inputs: String,
     pub outputs: Vec<OutputFile>,
     pub seconds: f64,
+    /// The build that wrote it ([`crate::build_id`]).
     pub tress: String,
 }
 
@@ -113,12 +114,21 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Hash of a stage's inputs: its name, tress's version, its settings (any serializable value)
-/// and the content hashes of the files it reads.
+/// Hash of a stage's inputs: its name, the build of tress that runs it ([`crate::build_id`]),
+/// its settings (any serializable value) and the content hashes of the files it reads.
 pub fn input_hash(stage: Stage, settings: &serde_json::Value, upstream: &[&OutputFile]) -> String {
+    input_hash_of_build(&crate::build_id(), stage, settings, upstream)
+}
+
+fn input_hash_of_build(
+    build: &str,
+    stage: Stage,
+    settings: &serde_json::Value,
+    upstream: &[&OutputFile],
+) -> String {
     let mut h = Sha256::new();
     h.update(stage.name().as_bytes());
-    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(build.as_bytes());
     h.update(serde_json::to_vec(settings).expect("settings serialize"));
     for f in upstream {
         h.update(f.path.as_bytes());
@@ -147,7 +157,7 @@ impl Record {
     /// with their recorded sizes.
     pub fn is_current(&self, out: &Path, inputs: &str) -> bool {
         self.inputs == inputs
-            && self.tress == env!("CARGO_PKG_VERSION")
+            && self.tress == crate::build_id()
             && self
                 .outputs
                 .iter()
@@ -181,7 +191,7 @@ impl Record {
             inputs,
             outputs,
             seconds,
-            tress: env!("CARGO_PKG_VERSION").into(),
+            tress: crate::build_id(),
         };
         let path = record_path(out, stage, chunk);
         std::fs::create_dir_all(path.parent().expect("has a parent")).map_err(|e| Error::Write {
@@ -227,6 +237,24 @@ mod tests {
         assert_eq!(back, r);
         assert!(back.is_current(&dir, &h));
         assert!(!back.is_current(&dir, "other"));
+        // Another build of tress (same version, other sources) does not reuse the record.
+        let settings = serde_json::json!({"substeps": 2});
+        assert_ne!(
+            input_hash_of_build("0.1.0 build aaaa", Stage::Simulate, &settings, &[]),
+            input_hash_of_build("0.1.0 build bbbb", Stage::Simulate, &settings, &[])
+        );
+        assert_eq!(
+            h,
+            input_hash_of_build(&crate::build_id(), Stage::Simulate, &settings, &[])
+        );
+        let older = Record {
+            tress: env!("CARGO_PKG_VERSION").into(),
+            ..back.clone()
+        };
+        assert!(
+            !older.is_current(&dir, &h),
+            "a record of another build is out of date"
+        );
         std::fs::write(dir.join("a.bin"), b"hello, world").unwrap();
         assert!(!back.is_current(&dir, &h), "a changed output is noticed");
         std::fs::remove_dir_all(&dir).unwrap();

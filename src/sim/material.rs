@@ -53,6 +53,16 @@ impl Default for Material {
 }
 
 impl Material {
+    /// The built-in material made for a procedural groom style (`straight` for grooms read
+    /// from files, whose style is unknown).
+    pub fn preset_for_style(style: Option<crate::groom::Style>) -> &'static str {
+        match style {
+            Some(crate::groom::Style::Wavy) => "wavy",
+            Some(crate::groom::Style::Curly) => "curly",
+            _ => "straight",
+        }
+    }
+
     /// A built-in material (`straight`, `wavy`, `curly`) or a TOML file.
     pub fn preset(name_or_path: &str) -> Result<Material> {
         let m: Material = presets::load("material", TABLE, name_or_path)?;
