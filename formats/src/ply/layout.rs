@@ -207,7 +207,7 @@ pub fn from_edges(el: &Element, data: &ElementData, vertices: usize) -> Result<O
 
 /// A fixed number of consecutive points per strand.
 pub fn fixed(points_per_strand: usize, vertices: usize) -> Result<Layout> {
-    if points_per_strand == 0 || vertices % points_per_strand != 0 {
+    if points_per_strand == 0 || !vertices.is_multiple_of(points_per_strand) {
         return Err(Error::invalid(format!(
             "{vertices} vertices do not split into strands of {points_per_strand} points"
         )));

@@ -356,7 +356,7 @@ impl TcacheReader {
 
     fn decode_next(&mut self, seq: usize) -> Result<()> {
         let (pose, predictor, words) = self.chunk(seq)?;
-        let keyframe = seq % self.header.keyframe_interval as usize == 0;
+        let keyframe = seq.is_multiple_of(self.header.keyframe_interval as usize);
         let prev = self.last.take().filter(|d| d.seq + 1 == seq && !keyframe);
         match self.header.codec {
             Codec::Lossless => {

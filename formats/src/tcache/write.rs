@@ -167,7 +167,7 @@ impl TcacheWriter {
             )));
         }
         let seq = self.index.len() as u32;
-        let keyframe = seq % self.header.keyframe_interval == 0;
+        let keyframe = seq.is_multiple_of(self.header.keyframe_interval);
         let (predictor, words) = match self.header.codec {
             Codec::Lossless => {
                 let bits: Vec<u32> = positions.iter().flatten().map(|c| c.to_bits()).collect();

@@ -373,7 +373,7 @@ impl Archive {
             return Ok(());
         }
         let bytes = (d.size - 16) as usize;
-        if bytes % value != 0 {
+        if !bytes.is_multiple_of(value) {
             return Err(Error::corrupt(format!(
                 "sample {index} of {} has a partial value",
                 h.name
