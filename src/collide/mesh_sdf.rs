@@ -348,11 +348,11 @@ fn weld_vertices(pts: &[Vec3]) -> Vec<u32> {
         'search: for dz in -1..=1 {
             for dy in -1..=1 {
                 for dx in -1..=1 {
-                    if let Some(list) = cells.get(&(k + glam::IVec3::new(dx, dy, dz))) {
-                        if let Some(&c) = list.iter().find(|&&c| pts[c as usize].distance(*p) <= eps) {
-                            found = Some(c);
-                            break 'search;
-                        }
+                    if let Some(list) = cells.get(&(k + glam::IVec3::new(dx, dy, dz)))
+                        && let Some(&c) = list.iter().find(|&&c| pts[c as usize].distance(*p) <= eps)
+                    {
+                        found = Some(c);
+                        break 'search;
                     }
                 }
             }

@@ -89,7 +89,7 @@ impl Groom {
 
     /// A groom whose strands all have `per_strand` points.
     pub fn uniform(points: Vec<Vec3>, per_strand: usize, attrs: StrandAttrs) -> Result<Self> {
-        if per_strand == 0 || points.len() % per_strand != 0 {
+        if per_strand == 0 || !points.len().is_multiple_of(per_strand) {
             return Err(Error::Invalid(format!(
                 "{} points do not split into strands of {per_strand}",
                 points.len()
