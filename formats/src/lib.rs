@@ -15,6 +15,7 @@ pub mod mss;
 pub mod obj;
 pub mod ply;
 pub mod sdf;
+pub mod skin;
 pub mod strands;
 pub mod tcache;
 pub mod tfx;

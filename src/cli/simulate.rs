@@ -13,7 +13,7 @@ use super::report::{num, output_file, thousands};
 use crate::cache::{CacheInfo, SinkOptions, create_sink, parse_frame_range};
 use crate::error::{Error, Result};
 use crate::groom::{Transform, UpAxis};
-use crate::guides::sink::UpsampleSink;
+use crate::guides::Upsampler;
 use crate::guides::{IdwModel, select_uv_lattice};
 use crate::motion::HeadTrack;
 use crate::motion::Pose;
@@ -188,14 +188,15 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         Mode::Reduced => {
             // Simulate the guides; the sink upsamples every frame to the whole groom.
             let guides = select_uv_lattice(&scene.groom, a.guides);
-            let model = IdwModel::new(&scene.groom, &guides, 10);
+            let model = IdwModel::new(&scene.groom, &guides, 10)?;
             let (h2, _) = head_shape(&head_spec, &scene, &transform, a.sdf_cell)?;
             let projection = colliders(h2, &body, track.clone());
             let margin = options(a).collision_margin;
-            let up = UpsampleSink::new(
-                model,
+            let up = Upsampler::new(
+                Box::new(model),
+                Some((projection, a.fps)),
+                Some(margin),
                 std::mem::take(&mut sinks),
-                Some((projection, a.fps, margin)),
             );
             sinks.push(Box::new(up));
             let set: std::collections::HashSet<usize> = guides.into_iter().collect();

@@ -12,7 +12,7 @@ use crate::cache::{CacheInfo, SinkOptions, create_sink, open_source};
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
 use crate::guides::IdwModel;
-use crate::guides::sink::UpsampleSink;
+use crate::guides::Upsampler;
 use crate::render::preview::root_pose;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -118,7 +118,7 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     }
     let guides: Vec<usize> = order.iter().map(|p| p.0).collect();
     let rest_roots: Vec<Vec3> = guides.iter().map(|&s| groom.strand(s)[0]).collect();
-    let model = IdwModel::new(&groom, &guides, a.neighbors);
+    let model = IdwModel::new(&groom, &guides, a.neighbors)?;
     let out_info = CacheInfo {
         topology: groom.to_strands(),
         fps: info.fps,
@@ -126,7 +126,7 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     };
     let first = info.frames.first().copied().unwrap_or(1.0);
     let out = create_sink(&a.output, &out_info, first, &SinkOptions::default())?;
-    let mut sink: Box<dyn FrameSink> = Box::new(UpsampleSink::new(model, vec![out], None));
+    let mut sink: Box<dyn FrameSink> = Box::new(Upsampler::new(Box::new(model), None, None, vec![out]));
     for i in 0..info.frames.len() {
         let p = src.read(i)?;
         // Guide points in groom order, as the model expects them.

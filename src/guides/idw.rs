@@ -7,27 +7,23 @@
 //!
 //! Particles past the end of a shorter guide follow the guide's last particle (001 §6.1).
 
-use glam::{Quat, Vec3};
+use std::time::{Duration, Instant};
+
+use glam::Vec3;
 use rayon::prelude::*;
 
-use super::frames::transport;
+use super::interpolator::{GuideFrame, InterpTimes, Interpolator, Method};
+use super::layout::GuideLayout;
+use crate::error::Result;
 use crate::groom::{Groom, split_strands_mut};
 
 /// How each normal strand is bound to its guides.
 #[derive(Clone, Debug)]
 pub struct IdwModel {
-    /// Rest shape of the whole groom (head frame).
-    pub rest: Vec<Vec3>,
-    pub counts: Vec<u32>,
-    pub offsets: Vec<usize>,
-    /// Guide strand indices (into the groom), increasing.
-    pub guides: Vec<usize>,
+    pub layout: GuideLayout,
     /// For each strand: (guide slot, weight per particle) of its k guides; empty for guides.
     pub bindings: Vec<Vec<(u32, Vec<f32>)>>,
-    /// Each strand's guide slot, if it is a guide.
-    slot: Vec<Option<u32>>,
-    /// Where each guide's particles start in the guide points passed to [`IdwModel::apply`].
-    guide_offsets: Vec<usize>,
+    time: Duration,
 }
 
 /// Rest distances closer than this (cm) are clamped, so a normal particle sitting on a guide
@@ -37,23 +33,14 @@ const MIN_DISTANCE: f32 = 1e-4;
 impl IdwModel {
     /// Binds every strand of `groom` (rest shape, head frame) to its `k` closest `guides`
     /// (closest by mean particle distance, among the 4k guides with the closest roots).
-    pub fn new(groom: &Groom, guides: &[usize], k: usize) -> IdwModel {
-        let rest = groom.points().to_vec();
-        let offsets = groom.offsets().to_vec();
-        let counts = groom.counts().to_vec();
-        let strand = |s: usize| &rest[offsets[s]..offsets[s + 1]];
-        let slot: Vec<Option<u32>> = {
-            let mut v = vec![None; counts.len()];
-            for (slot, &g) in guides.iter().enumerate() {
-                v[g] = Some(slot as u32);
-            }
-            v
-        };
+    pub fn new(groom: &Groom, guides: &[usize], k: usize) -> Result<IdwModel> {
+        let layout = GuideLayout::new(groom, guides)?;
+        let strand = |s: usize| layout.strand(s);
         let k = k.clamp(1, guides.len().max(1));
-        let bindings = (0..counts.len())
+        let bindings = (0..layout.strand_count())
             .into_par_iter()
             .map(|s| {
-                if slot[s].is_some() || guides.is_empty() {
+                if layout.is_guide(s) || guides.is_empty() || strand(s).is_empty() {
                     return Vec::new();
                 }
                 let me = strand(s);
@@ -97,67 +84,81 @@ impl IdwModel {
                 near.iter().map(|&(_, slot)| slot).zip(w).collect()
             })
             .collect();
-        let mut guide_offsets = vec![0usize];
-        for &g in guides {
-            guide_offsets.push(guide_offsets.last().expect("non-empty") + counts[g] as usize);
-        }
-        IdwModel {
-            rest,
-            counts,
-            offsets,
-            guides: guides.to_vec(),
+        Ok(IdwModel {
+            layout,
             bindings,
-            slot,
-            guide_offsets,
-        }
+            time: Duration::ZERO,
+        })
     }
 
     /// Whether strand `s` is one of the guides.
     pub fn is_guide(&self, s: usize) -> bool {
-        self.slot[s].is_some()
+        self.layout.is_guide(s)
     }
 
     /// The whole groom (head frame) from the guides' current shapes (head frame, the guides'
-    /// particles in order, `guide_counts` as in the groom).
+    /// particles in slot order).
     pub fn apply(&self, guide_points: &[Vec3]) -> Vec<Vec3> {
-        let g_off = &self.guide_offsets;
-        let rotations: Vec<Vec<Quat>> = self
-            .guides
-            .par_iter()
-            .enumerate()
-            .map(|(slot, &g)| {
-                let rest = &self.rest[self.offsets[g]..self.offsets[g + 1]];
-                let mut r = Vec::new();
-                transport(rest, &guide_points[g_off[slot]..g_off[slot + 1]], &mut r);
-                r
-            })
-            .collect();
-        let mut out = vec![Vec3::ZERO; self.rest.len()];
-        split_strands_mut(&mut out, &self.counts)
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(s, dst)| {
-                if let Some(slot) = self.slot[s] {
-                    let slot = slot as usize;
-                    dst.copy_from_slice(&guide_points[g_off[slot]..g_off[slot + 1]]);
-                    return;
-                }
-                let me = &self.rest[self.offsets[s]..self.offsets[s + 1]];
-                for (i, d) in dst.iter_mut().enumerate() {
-                    let mut acc = Vec3::ZERO;
-                    for (slot, w) in &self.bindings[s] {
-                        let slot = *slot as usize;
-                        let g = self.guides[slot];
-                        let n = self.counts[g] as usize;
-                        let j = i.min(n - 1);
-                        let rest_g = self.rest[self.offsets[g] + j];
-                        let cur_g = guide_points[g_off[slot] + j];
-                        acc += w[i] * (cur_g + rotations[slot][j] * (me[i] - rest_g));
-                    }
-                    *d = acc;
-                }
-            });
+        let mut out = vec![Vec3::ZERO; self.layout.rest.len()];
+        blend(&self.layout, &self.bindings, guide_points, &mut out);
         out
+    }
+}
+
+/// Every strand as the weighted blend of where its guides carry it (001 Eq. 5), guides copied.
+pub fn blend(
+    layout: &GuideLayout,
+    bindings: &[Vec<(u32, Vec<f32>)>],
+    guide_points: &[Vec3],
+    out: &mut [Vec3],
+) {
+    let rot = layout.rotations(guide_points);
+    split_strands_mut(out, &layout.counts)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(s, dst)| {
+            if let Some(slot) = layout.slot(s) {
+                dst.copy_from_slice(layout.guide(slot, guide_points));
+                return;
+            }
+            let me = layout.strand(s);
+            for (i, d) in dst.iter_mut().enumerate() {
+                let mut acc = Vec3::ZERO;
+                for (slot, w) in &bindings[s] {
+                    acc += w[i] * layout.carried(&rot, guide_points, *slot as usize, i, me[i]);
+                }
+                *d = acc;
+            }
+        });
+}
+
+impl Interpolator for IdwModel {
+    fn method(&self) -> Method {
+        Method::Idw
+    }
+
+    fn layout(&self) -> &GuideLayout {
+        &self.layout
+    }
+
+    fn interpolate(&mut self, frame: &GuideFrame, out: &mut [Vec3]) -> Result<()> {
+        self.layout.check_frame(frame.guides)?;
+        let t = Instant::now();
+        blend(&self.layout, &self.bindings, frame.guides, out);
+        self.time += t.elapsed();
+        Ok(())
+    }
+
+    fn weights(&self, s: usize, out: &mut Vec<(u32, Vec<f32>)>) {
+        out.clear();
+        out.extend(self.bindings[s].iter().cloned());
+    }
+
+    fn times(&self) -> InterpTimes {
+        InterpTimes {
+            interpolation: self.time,
+            ..Default::default()
+        }
     }
 }
 
@@ -185,7 +186,7 @@ mod tests {
     fn weights_are_convex_and_rest_reproduces_the_groom() {
         let g = groom();
         let guides = crate::guides::select_uv_lattice(&g, 40);
-        let m = IdwModel::new(&g, &guides, 10);
+        let m = IdwModel::new(&g, &guides, 10).unwrap();
         for b in m.bindings.iter().filter(|b| !b.is_empty()) {
             assert_eq!(b.len(), 10);
             for i in 0..b[0].1.len() {
@@ -214,7 +215,7 @@ mod tests {
             .collect();
         let g = Groom::new(points, vec![n as u32; 30], Default::default()).unwrap();
         let guides: Vec<usize> = (0..30).step_by(3).collect();
-        let m = IdwModel::new(&g, &guides, 10);
+        let m = IdwModel::new(&g, &guides, 10).unwrap();
         let q = Quat::from_rotation_x(0.8);
         let pivot_y = -10.0;
         let bend = |p: Vec3| {

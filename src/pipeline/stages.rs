@@ -11,7 +11,7 @@ use super::run::{Ctx, chunk_frames};
 use super::scene::{build_groom, job_colliders, prepared, save_groom, save_head, scene_of};
 use crate::cache::{CacheInfo, FrameSink, SinkOptions, create_sink};
 use crate::error::{Error, Result};
-use crate::guides::sink::UpsampleSink;
+use crate::guides::Upsampler;
 use crate::guides::{IdwModel, select_uv_lattice};
 use crate::sim::Simulation;
 use crate::sim::run::{RunPlan, run as run_sim};
@@ -161,11 +161,17 @@ pub fn upsample(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
     let groom = prepared(&ctx.out)?;
     let guides = guide_indices(ctx)?;
     let colliders = if job.guides.resolve_collisions {
-        let c = job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?;
-        Some((c, job.fps, job.simulate.collision_margin))
+        Some((
+            job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?,
+            job.fps,
+        ))
     } else {
         None
     };
+    let projection = job
+        .guides
+        .resolve_collisions
+        .then_some(job.simulate.collision_margin);
     let (a, b) = chunk_frames(job, chunk);
     let name = format!("parts/hair.{a}-{b}.tcache");
     let path = ctx.out.join(&name);
@@ -179,8 +185,9 @@ pub fn upsample(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
         frames: Vec::new(),
     };
     let part = create_sink(&path, &info, a as f64, &SinkOptions::default())?;
-    let model = IdwModel::new(&groom, &guides, job.guides.neighbors);
-    let mut sink: Box<dyn FrameSink> = Box::new(UpsampleSink::new(model, vec![part], colliders));
+    let model = IdwModel::new(&groom, &guides, job.guides.neighbors)?;
+    let mut sink: Box<dyn FrameSink> =
+        Box::new(Upsampler::new(Box::new(model), colliders, projection, vec![part]));
     // guides.tcache holds the guide strands in groom order, as the model expects them.
     let mut r = TcacheReader::open(ctx.out.join("guides.tcache"))?;
     for i in 0..r.len() {

@@ -1,0 +1,160 @@
+//! What every upsampling method shares: the groom at rest in the head's frame, which strands are
+//! guides, and how a guide carries a normal particle (001 Eq. 5 with B_g(i) a rigid transform):
+//! the particle's rest offset from guide particle j is turned by the guide's parallel-transported
+//! rotation R_g(j) and added to the guide particle's current position,
+//! B_g(j) s̄ = g(j) + R_g(j)·(s̄ − ḡ(j)). A normal particle past the end of a shorter guide
+//! follows the guide's last particle (001 §6.1).
+
+use glam::{Quat, Vec3};
+use rayon::prelude::*;
+
+use super::frames::transport;
+use crate::error::{Error, Result};
+use crate::groom::Groom;
+
+/// The rest groom (head frame) and its guides.
+#[derive(Clone, Debug)]
+pub struct GuideLayout {
+    /// Rest shape of the whole groom (head frame).
+    pub rest: Vec<Vec3>,
+    pub counts: Vec<u32>,
+    /// Where each strand starts in `rest` (one entry per strand, plus the end).
+    pub offsets: Vec<usize>,
+    /// Guide strand indices (into the groom), increasing; a guide's slot is its position here.
+    pub guides: Vec<usize>,
+    /// Each strand's guide slot, if it is a guide.
+    slot: Vec<Option<u32>>,
+    /// Where each guide's particles start in a frame of guide points (slot order).
+    guide_offsets: Vec<usize>,
+}
+
+impl GuideLayout {
+    /// The layout of `groom` (rest shape, head frame) with guide strands `guides` (increasing
+    /// indices of non-empty strands).
+    pub fn new(groom: &Groom, guides: &[usize]) -> Result<GuideLayout> {
+        let counts = groom.counts().to_vec();
+        if guides.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(Error::Invalid(
+                "guide strands must be increasing strand indices".into(),
+            ));
+        }
+        if let Some(&g) = guides.iter().find(|&&g| g >= counts.len() || counts[g] == 0) {
+            return Err(Error::Invalid(format!(
+                "guide strand {g} is not a non-empty strand of the {}-strand groom",
+                counts.len()
+            )));
+        }
+        let mut slot = vec![None; counts.len()];
+        for (k, &g) in guides.iter().enumerate() {
+            slot[g] = Some(k as u32);
+        }
+        let mut guide_offsets = vec![0usize];
+        for &g in guides {
+            guide_offsets.push(guide_offsets.last().expect("non-empty") + counts[g] as usize);
+        }
+        Ok(GuideLayout {
+            rest: groom.points().to_vec(),
+            offsets: groom.offsets().to_vec(),
+            counts,
+            guides: guides.to_vec(),
+            slot,
+            guide_offsets,
+        })
+    }
+
+    pub fn strand_count(&self) -> usize {
+        self.counts.len()
+    }
+
+    pub fn guide_count(&self) -> usize {
+        self.guides.len()
+    }
+
+    /// Particles in a frame of guide points.
+    pub fn guide_point_count(&self) -> usize {
+        *self.guide_offsets.last().expect("non-empty")
+    }
+
+    /// Rest particles of strand `s`.
+    pub fn strand(&self, s: usize) -> &[Vec3] {
+        &self.rest[self.offsets[s]..self.offsets[s + 1]]
+    }
+
+    /// Whether strand `s` is one of the guides.
+    pub fn is_guide(&self, s: usize) -> bool {
+        self.slot[s].is_some()
+    }
+
+    /// Strand `s`'s guide slot.
+    pub fn slot(&self, s: usize) -> Option<usize> {
+        self.slot[s].map(|k| k as usize)
+    }
+
+    /// The particles of guide `slot` in a frame of guide points.
+    pub fn guide<'a>(&self, slot: usize, guide_points: &'a [Vec3]) -> &'a [Vec3] {
+        &guide_points[self.guide_offsets[slot]..self.guide_offsets[slot + 1]]
+    }
+
+    /// The rest particles of guide `slot`.
+    pub fn guide_rest(&self, slot: usize) -> &[Vec3] {
+        self.strand(self.guides[slot])
+    }
+
+    /// The guides' particles (slot order) taken from a frame of the whole groom.
+    pub fn extract(&self, full: &[Vec3]) -> Vec<Vec3> {
+        let mut out = Vec::with_capacity(self.guide_point_count());
+        for &g in &self.guides {
+            out.extend_from_slice(&full[self.offsets[g]..self.offsets[g + 1]]);
+        }
+        out
+    }
+
+    /// Checks that a frame of guide points fits the layout.
+    pub fn check_frame(&self, guide_points: &[Vec3]) -> Result<()> {
+        if guide_points.len() != self.guide_point_count() {
+            return Err(Error::Invalid(format!(
+                "a frame of {} guide points for {} guides of {} points",
+                guide_points.len(),
+                self.guide_count(),
+                self.guide_point_count()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Every guide's frame rotations R_g(j) (parallel transport from the root) for one frame.
+    pub fn rotations(&self, guide_points: &[Vec3]) -> GuideRotations {
+        let per: Vec<Vec<Quat>> = (0..self.guide_count())
+            .into_par_iter()
+            .map(|k| {
+                let mut r = Vec::new();
+                transport(self.guide_rest(k), self.guide(k, guide_points), &mut r);
+                r
+            })
+            .collect();
+        GuideRotations { per }
+    }
+
+    /// B_g(j)·s̄: where guide `slot` carries rest point `rest_point` bound to its particle
+    /// `i` (its last particle when it is shorter).
+    #[inline]
+    pub fn carried(
+        &self,
+        rot: &GuideRotations,
+        guide_points: &[Vec3],
+        slot: usize,
+        i: usize,
+        rest_point: Vec3,
+    ) -> Vec3 {
+        let n = self.counts[self.guides[slot]] as usize;
+        let j = i.min(n - 1);
+        let rest_g = self.rest[self.offsets[self.guides[slot]] + j];
+        let cur_g = guide_points[self.guide_offsets[slot] + j];
+        cur_g + rot.per[slot][j] * (rest_point - rest_g)
+    }
+}
+
+/// One frame's guide rotations, per guide slot and particle.
+pub struct GuideRotations {
+    pub per: Vec<Vec<Quat>>,
+}

@@ -1,0 +1,144 @@
+//! The one upsampling frame loop: each frame of simulated guides (world space, with the head's
+//! pose) is taken into the head's frame, handed to an [`Interpolator`], brought back to world
+//! space, optionally cleaned up by the position-based collision correction
+//! ([`super::project`]), and passed to the sinks behind it. `tress upsample`, the job's upsample
+//! stage, its evaluation of oracle rows and `tress simulate --mode reduced` all run through it.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use glam::Vec3;
+use serde::Serialize;
+use tress_formats::tcache::HeadPose;
+
+use super::interpolator::{GuideFrame, InterpTimes, Interpolator};
+use super::project::project_out;
+use crate::cache::FrameSink;
+use crate::collide::Colliders;
+use crate::error::Result;
+use crate::motion::Pose;
+
+/// Where the loop's time went.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct UpsampleTimes {
+    pub frames: u64,
+    #[serde(flatten)]
+    pub interp: InterpTimes,
+    /// Head frame ↔ world.
+    pub transform: Duration,
+    /// Position-based collision correction.
+    pub projection: Duration,
+}
+
+pub struct Upsampler {
+    interp: Box<dyn Interpolator>,
+    /// The solids (seen by the interpolator, and pushed out of by the projection), with the
+    /// frame rate that turns frame numbers into their time.
+    colliders: Option<(Colliders, f64)>,
+    /// Position-based correction: push strands out of the solids to this margin (cm).
+    projection: Option<f32>,
+    sinks: Vec<Box<dyn FrameSink>>,
+    times: UpsampleTimes,
+    local: Vec<Vec3>,
+    out: Vec<Vec3>,
+}
+
+impl Upsampler {
+    /// `colliders` with the frame rate; `projection`: the margin of the position-based
+    /// correction, `None` for none.
+    pub fn new(
+        interp: Box<dyn Interpolator>,
+        colliders: Option<(Colliders, f64)>,
+        projection: Option<f32>,
+        sinks: Vec<Box<dyn FrameSink>>,
+    ) -> Upsampler {
+        Upsampler {
+            interp,
+            colliders,
+            projection,
+            sinks,
+            times: UpsampleTimes::default(),
+            local: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    pub fn interpolator(&self) -> &dyn Interpolator {
+        self.interp.as_ref()
+    }
+
+    pub fn times(&self) -> UpsampleTimes {
+        UpsampleTimes {
+            interp: self.interp.times(),
+            ..self.times
+        }
+    }
+
+    /// Whether a chunk of frames must be preceded by the frames before it.
+    pub fn stateful(&self) -> bool {
+        self.interp.stateful()
+    }
+
+    /// The whole groom (world space) from one frame of guides (world space, slot order).
+    pub fn upsample(&mut self, frame: f64, guides: &[[f32; 3]], pose: &Pose) -> Result<&[Vec3]> {
+        let t = Instant::now();
+        let inv = pose.inverse();
+        self.local.clear();
+        self.local
+            .extend(guides.iter().map(|p| inv.apply_f32(Vec3::from_array(*p))));
+        self.out.resize(self.interp.layout().rest.len(), Vec3::ZERO);
+        self.times.transform += t.elapsed();
+        let colliders = self.colliders.as_ref().map(|(c, fps)| c.at(frame / fps));
+        let time = self.colliders.as_ref().map_or(0.0, |(_, fps)| frame / fps);
+        self.interp.interpolate(
+            &GuideFrame {
+                frame,
+                time,
+                guides: &self.local,
+                pose,
+                colliders: colliders.as_ref(),
+            },
+            &mut self.out,
+        )?;
+        let t = Instant::now();
+        for p in self.out.iter_mut() {
+            *p = pose.apply_f32(*p);
+        }
+        self.times.transform += t.elapsed();
+        if let (Some(margin), Some(at)) = (self.projection, &colliders) {
+            let t = Instant::now();
+            let layout = self.interp.layout();
+            project_out(
+                &mut self.out,
+                &layout.rest,
+                &layout.counts,
+                &|s| layout.is_guide(s),
+                at,
+                margin,
+            );
+            self.times.projection += t.elapsed();
+        }
+        self.times.frames += 1;
+        Ok(&self.out)
+    }
+}
+
+impl FrameSink for Upsampler {
+    fn write(&mut self, frame: f64, positions: &[[f32; 3]], pose: Option<HeadPose>) -> Result<()> {
+        let p = Pose::from(pose.unwrap_or(HeadPose::IDENTITY));
+        self.upsample(frame, positions, &p)?;
+        let out: Vec<[f32; 3]> = self.out.iter().map(|p| p.to_array()).collect();
+        for s in self.sinks.iter_mut() {
+            s.write(frame, &out, pose)?;
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>> {
+        let mut files = Vec::new();
+        for s in self.sinks {
+            files.extend(s.finish()?);
+        }
+        Ok(files)
+    }
+}
