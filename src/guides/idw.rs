@@ -216,7 +216,7 @@ mod tests {
         let g = Groom::new(points, vec![n as u32; 30], Default::default()).unwrap();
         let guides: Vec<usize> = (0..30).step_by(3).collect();
         let m = IdwModel::new(&g, &guides, 10).unwrap();
-        let q = Quat::from_rotation_x(0.8);
+        let q = glam::Quat::from_rotation_x(0.8);
         let pivot_y = -10.0;
         let bend = |p: Vec3| {
             if p.y < pivot_y {
