@@ -16,6 +16,7 @@ fn no_colliders() -> Colliders {
         parts: Vec::new(),
         head: HeadTrack::still(Pose::IDENTITY),
         torso: HeadTrack::still(Pose::IDENTITY),
+        props: Vec::new(),
     }
 }
 

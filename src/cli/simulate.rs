@@ -194,7 +194,8 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             let margin = options(a).collision_margin;
             let up = Upsampler::new(
                 Box::new(model),
-                Some((projection, a.fps)),
+                a.fps,
+                Some(projection),
                 Some(margin),
                 std::mem::take(&mut sinks),
             );

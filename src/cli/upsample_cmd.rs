@@ -1,9 +1,10 @@
-//! `tress upsample --method idw --guides CACHE --groom G -o OUT`: the whole groom from a cache
-//! of simulated guide strands.
+//! `tress upsample --method idw|nearest|static|adaptive --guides CACHE --groom G [--model M]
+//! -o OUT`: the whole groom from a cache of simulated guide strands (or from a cache of the
+//! whole groom, whose guide strands are then taken from it).
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use glam::Vec3;
 
 use super::report::output_file;
@@ -11,25 +12,29 @@ use crate::cache::FrameSink;
 use crate::cache::{CacheInfo, SinkOptions, create_sink, open_source};
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
-use crate::guides::IdwModel;
 use crate::guides::Upsampler;
+use crate::guides::{
+    AdaptiveOptions, AdaptiveSkinning, IdwModel, Interpolator, Method, NearestGuide, Skinning,
+    StaticSkinning, select_uv_lattice,
+};
 use crate::render::preview::root_pose;
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum Method {
-    /// Inverse-distance weights of the closest guides, carried in each guide's local frame
-    /// (001 Eq. 11).
-    Idw,
-}
 
 #[derive(Debug, Args)]
 pub struct UpsampleArgs {
+    /// idw and nearest need only the guides; static and adaptive skinning a fitted --model.
     #[arg(long, value_enum, default_value_t = Method::Idw)]
     pub method: Method,
     /// The simulated guides: a cache whose strands are strands of the groom (matched by strand
-    /// id, else by root position).
+    /// id, else by root position), or a cache of the whole groom (its guide strands are used).
     #[arg(long)]
     pub guides: PathBuf,
+    /// A skinning model (`.tskin`, from `tress skinning fit` or a job's fit stage).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// With a cache of the whole groom and no model: about this many guides on the root-UV
+    /// lattice.
+    #[arg(long, default_value_t = 200)]
+    pub count: usize,
     /// The whole groom at rest, in the head's frame (any groom format).
     #[arg(long)]
     pub groom: PathBuf,
@@ -57,6 +62,92 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     .apply(&mut groom);
     let mut src = open_source(&a.guides, None, a.fps)?;
     let info = src.info().clone();
+    let bad = |m: String| Error::Invalid(format!("{}: {m}", a.guides.display()));
+    let skinning = match (&a.model, a.method.needs_skinning()) {
+        (Some(m), _) => Some(Skinning::load(m, &groom)?),
+        (None, true) => {
+            return Err(Error::Invalid(format!(
+                "--method {} needs --model (a fitted .tskin)",
+                a.method
+            )));
+        }
+        (None, false) => None,
+    };
+    let whole_groom = info.topology.counts == groom.counts();
+    // (groom strand, cache strand) of every guide, by groom strand.
+    let order: Vec<(usize, usize)> = if whole_groom {
+        let guides: Vec<usize> = match &skinning {
+            Some(s) => s.layout.guides.clone(),
+            None => select_uv_lattice(&groom, a.count),
+        };
+        guides.iter().map(|&g| (g, g)).collect()
+    } else {
+        guide_mapping(a, &groom, &info)?
+    };
+    let mut g_off = vec![0usize];
+    for &c in &info.topology.counts {
+        g_off.push(g_off.last().expect("non-empty") + c as usize);
+    }
+    let guides: Vec<usize> = order.iter().map(|p| p.0).collect();
+    if let Some(s) = &skinning
+        && s.layout.guides != guides
+    {
+        return Err(bad(format!(
+            "its {} guide strands are not the {} guides the model was fitted with",
+            guides.len(),
+            s.layout.guide_count()
+        )));
+    }
+    let rest_roots: Vec<Vec3> = guides.iter().map(|&s| groom.strand(s)[0]).collect();
+    let model: Box<dyn Interpolator> = match (a.method, skinning) {
+        (Method::Idw, _) => Box::new(IdwModel::new(&groom, &guides, a.neighbors)?),
+        (Method::Nearest, _) => Box::new(NearestGuide::new(&groom, &guides)?),
+        (Method::Static, Some(s)) => Box::new(StaticSkinning::new(s)),
+        (Method::Adaptive, Some(s)) => Box::new(AdaptiveSkinning::new(s, AdaptiveOptions::default())),
+        (m, None) => return Err(Error::Invalid(format!("--method {m} needs --model"))),
+    };
+    let out_info = CacheInfo {
+        topology: groom.to_strands(),
+        fps: info.fps,
+        frames: Vec::new(),
+    };
+    let first = info.frames.first().copied().unwrap_or(1.0);
+    let out = create_sink(&a.output, &out_info, first, &SinkOptions::default())?;
+    let mut sink = Upsampler::new(model, info.fps, None, None, vec![out]);
+    for i in 0..info.frames.len() {
+        let p = src.read(i)?;
+        // Guide points in groom order, as the model expects them.
+        let guide_points: Vec<[f32; 3]> = order
+            .iter()
+            .flat_map(|&(_, slot)| p[g_off[slot]..g_off[slot + 1]].iter().copied())
+            .collect();
+        // The head pose: stored, else the rigid fit of the guide roots to their rest.
+        let head = match src.pose(i)? {
+            Some(h) => h,
+            None => {
+                let now: Vec<Vec3> = order
+                    .iter()
+                    .map(|&(_, slot)| Vec3::from_array(p[g_off[slot]]))
+                    .collect();
+                root_pose(&rest_roots, &now).into()
+            }
+        };
+        sink.write(info.frames[i], &guide_points, Some(head))?;
+    }
+    tracing::info!(diagnostics = %up_diagnostics(&sink), "upsampled");
+    for f in Box::new(sink).finish()? {
+        output_file(&f);
+    }
+    Ok(())
+}
+
+/// Which groom strand each strand of a guides-only cache is: by strand id, else by the nearest
+/// root; (groom strand, cache strand) pairs by groom strand.
+fn guide_mapping(
+    a: &UpsampleArgs,
+    groom: &crate::groom::Groom,
+    info: &CacheInfo,
+) -> Result<Vec<(usize, usize)>> {
     let bad = |m: String| Error::Invalid(format!("{}: {m}", a.guides.display()));
     // Where each guide strand starts in the cache, and its root.
     let mut g_off = vec![0usize];
@@ -116,39 +207,9 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
             )));
         }
     }
-    let guides: Vec<usize> = order.iter().map(|p| p.0).collect();
-    let rest_roots: Vec<Vec3> = guides.iter().map(|&s| groom.strand(s)[0]).collect();
-    let model = IdwModel::new(&groom, &guides, a.neighbors)?;
-    let out_info = CacheInfo {
-        topology: groom.to_strands(),
-        fps: info.fps,
-        frames: Vec::new(),
-    };
-    let first = info.frames.first().copied().unwrap_or(1.0);
-    let out = create_sink(&a.output, &out_info, first, &SinkOptions::default())?;
-    let mut sink: Box<dyn FrameSink> = Box::new(Upsampler::new(Box::new(model), None, None, vec![out]));
-    for i in 0..info.frames.len() {
-        let p = src.read(i)?;
-        // Guide points in groom order, as the model expects them.
-        let guide_points: Vec<[f32; 3]> = order
-            .iter()
-            .flat_map(|&(_, slot)| p[g_off[slot]..g_off[slot + 1]].iter().copied())
-            .collect();
-        // The head pose: stored, else the rigid fit of the guide roots to their rest.
-        let head = match src.pose(i)? {
-            Some(h) => h,
-            None => {
-                let now: Vec<Vec3> = order
-                    .iter()
-                    .map(|&(_, slot)| Vec3::from_array(p[g_off[slot]]))
-                    .collect();
-                root_pose(&rest_roots, &now).into()
-            }
-        };
-        sink.write(info.frames[i], &guide_points, Some(head))?;
-    }
-    for f in sink.finish()? {
-        output_file(&f);
-    }
-    Ok(())
+    Ok(order)
+}
+
+fn up_diagnostics(u: &Upsampler) -> String {
+    u.diagnostics().to_string()
 }

@@ -163,6 +163,7 @@ pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) ->
         parts,
         torso: head_track.translation_only(),
         head: head_track,
+        props: Vec::new(),
     }
 }
 

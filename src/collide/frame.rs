@@ -27,6 +27,7 @@ pub struct ColliderFrame<'a> {
     parts: Vec<Part>,
     head: Motion,
     torso: Motion,
+    props: Vec<Motion>,
 }
 
 impl Colliders {
@@ -36,10 +37,7 @@ impl Colliders {
             .parts
             .iter()
             .map(|c| {
-                let track = match c.follows {
-                    Follow::Head => &self.head,
-                    Follow::Torso => &self.torso,
-                };
+                let track = self.track(c.follows);
                 let pose = track.at(t).then_after(&c.offset);
                 let world =
                     Affine3A::from_rotation_translation(pose.rotation.as_quat(), pose.translation.as_vec3());
@@ -63,6 +61,7 @@ impl Colliders {
             parts,
             head: motion(&self.head),
             torso: motion(&self.torso),
+            props: self.props.iter().map(motion).collect(),
         }
     }
 }
@@ -70,8 +69,26 @@ impl Colliders {
 impl ColliderFrame<'_> {
     /// The contact with the deepest collider at world point `p`.
     pub fn query(&self, p: Vec3) -> Option<Contact> {
+        self.query_where(p, |_| true)
+    }
+
+    /// The contact with the deepest prop (a collider on its own track) at `p`.
+    pub fn query_props(&self, p: Vec3) -> Option<Contact> {
+        self.query_where(p, |f| matches!(f, Follow::Prop(_)))
+    }
+
+    /// Whether any collider is a prop.
+    pub fn has_props(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p.follows, Follow::Prop(_)))
+    }
+
+    /// The contact with the deepest collider whose part `keep` accepts.
+    pub fn query_where(&self, p: Vec3, keep: impl Fn(Follow) -> bool) -> Option<Contact> {
         let mut best: Option<(f32, Vec3, usize)> = None;
         for (i, (c, part)) in self.colliders.parts.iter().zip(&self.parts).enumerate() {
+            if !keep(part.follows) {
+                continue;
+            }
             let (d, n) = c.shape.sdf(part.to_local.transform_point3(p));
             if best.is_none_or(|(b, _, _)| d < b) {
                 best = Some((d, n, i));
@@ -82,6 +99,7 @@ impl ColliderFrame<'_> {
             let m = match part.follows {
                 Follow::Head => self.head,
                 Follow::Torso => self.torso,
+                Follow::Prop(i) => self.props[i],
             };
             let velocity = m.linear + m.angular.cross(Vec3A::from(p) - m.center);
             Contact {

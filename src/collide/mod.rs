@@ -42,6 +42,8 @@ pub struct Contact {
 pub enum Follow {
     Head,
     Torso,
+    /// A prop with its own track (`Colliders::props`).
+    Prop(usize),
 }
 
 /// A shape placed on a body part.
@@ -58,14 +60,28 @@ pub struct Colliders {
     pub parts: Vec<Collider>,
     pub head: HeadTrack,
     pub torso: HeadTrack,
+    /// Tracks of props (solids that move on their own).
+    pub props: Vec<HeadTrack>,
 }
 
 impl Colliders {
-    fn track(&self, f: Follow) -> &HeadTrack {
+    pub fn track(&self, f: Follow) -> &HeadTrack {
         match f {
             Follow::Head => &self.head,
             Follow::Torso => &self.torso,
+            Follow::Prop(i) => &self.props[i],
         }
+    }
+
+    /// Adds a prop: `shape` placed by `track` (object space → world).
+    pub fn add_prop(&mut self, name: &str, shape: Box<dyn Shape>, track: HeadTrack) {
+        self.props.push(track);
+        self.parts.push(Collider {
+            name: name.to_string(),
+            shape,
+            offset: Pose::IDENTITY,
+            follows: Follow::Prop(self.props.len() - 1),
+        });
     }
 
     /// The world pose of every collider at time `t` (evaluate once per step, then query).

@@ -91,7 +91,7 @@ pub struct InterpTimes {
 }
 
 /// One way of upsampling guides to the whole groom.
-pub trait Interpolator: Send {
+pub trait Interpolator: Send + Sync {
     fn method(&self) -> Method;
 
     /// The rest groom and its guides.
@@ -113,5 +113,10 @@ pub trait Interpolator: Send {
 
     fn times(&self) -> InterpTimes {
         InterpTimes::default()
+    }
+
+    /// What the method did, for reports (counts of its decisions); null when it decides nothing.
+    fn diagnostics(&self) -> serde_json::Value {
+        serde_json::Value::Null
     }
 }

@@ -90,6 +90,11 @@ impl GuideLayout {
         self.slot[s].map(|k| k as usize)
     }
 
+    /// Where guide `slot`'s particles start in a frame of guide points.
+    pub fn guide_start(&self, slot: usize) -> usize {
+        self.guide_offsets[slot]
+    }
+
     /// The particles of guide `slot` in a frame of guide points.
     pub fn guide<'a>(&self, slot: usize, guide_points: &'a [Vec3]) -> &'a [Vec3] {
         &guide_points[self.guide_offsets[slot]..self.guide_offsets[slot + 1]]

@@ -32,9 +32,10 @@ pub struct UpsampleTimes {
 
 pub struct Upsampler {
     interp: Box<dyn Interpolator>,
-    /// The solids (seen by the interpolator, and pushed out of by the projection), with the
-    /// frame rate that turns frame numbers into their time.
-    colliders: Option<(Colliders, f64)>,
+    /// Frames per second: frame numbers to seconds.
+    fps: f64,
+    /// The solids (seen by the interpolator, and pushed out of by the projection).
+    colliders: Option<Colliders>,
     /// Position-based correction: push strands out of the solids to this margin (cm).
     projection: Option<f32>,
     sinks: Vec<Box<dyn FrameSink>>,
@@ -44,16 +45,18 @@ pub struct Upsampler {
 }
 
 impl Upsampler {
-    /// `colliders` with the frame rate; `projection`: the margin of the position-based
+    /// Frames at `fps` among `colliders`; `projection`: the margin of the position-based
     /// correction, `None` for none.
     pub fn new(
         interp: Box<dyn Interpolator>,
-        colliders: Option<(Colliders, f64)>,
+        fps: f64,
+        colliders: Option<Colliders>,
         projection: Option<f32>,
         sinks: Vec<Box<dyn FrameSink>>,
     ) -> Upsampler {
         Upsampler {
             interp,
+            fps,
             colliders,
             projection,
             sinks,
@@ -61,6 +64,10 @@ impl Upsampler {
             local: Vec::new(),
             out: Vec::new(),
         }
+    }
+
+    pub fn diagnostics(&self) -> serde_json::Value {
+        self.interp.diagnostics()
     }
 
     pub fn interpolator(&self) -> &dyn Interpolator {
@@ -88,8 +95,8 @@ impl Upsampler {
             .extend(guides.iter().map(|p| inv.apply_f32(Vec3::from_array(*p))));
         self.out.resize(self.interp.layout().rest.len(), Vec3::ZERO);
         self.times.transform += t.elapsed();
-        let colliders = self.colliders.as_ref().map(|(c, fps)| c.at(frame / fps));
-        let time = self.colliders.as_ref().map_or(0.0, |(_, fps)| frame / fps);
+        let time = frame / self.fps;
+        let colliders = self.colliders.as_ref().map(|c| c.at(time));
         self.interp.interpolate(
             &GuideFrame {
                 frame,

@@ -22,6 +22,11 @@ pub struct FrameMetrics {
     /// Share of non-root vertices inside a collider (0..1) and the deepest (scene units).
     pub penetration_fraction: f64,
     pub penetration_max: f64,
+    /// The same for props alone (solids on their own tracks, e.g. a rod swept through the hair).
+    #[serde(default)]
+    pub penetration_props_fraction: f64,
+    #[serde(default)]
+    pub penetration_props_max: f64,
     /// Mean ‖x_t − 2x_{t−1} + x_{t−2}‖ of the prediction and of the ground truth (0 for the
     /// first two frames).
     pub jitter: f64,
@@ -40,6 +45,10 @@ pub struct Summary {
     pub tangent_error_deg: f64,
     pub penetration_fraction: f64,
     pub penetration_max: f64,
+    #[serde(default)]
+    pub penetration_props_fraction: f64,
+    #[serde(default)]
+    pub penetration_props_max: f64,
     /// Mean over the frames that have one.
     pub jitter: f64,
     pub jitter_gt: f64,
@@ -112,7 +121,7 @@ impl Evaluator {
             offsets.push(o);
             o += c as usize;
         }
-        let per_strand: Vec<(f64, f64, usize, usize, f64)> = offsets
+        let per_strand: Vec<(f64, f64, usize, usize, f64, usize, f64)> = offsets
             .par_iter()
             .zip(&self.counts)
             .map(|(&o, &c)| {
@@ -128,7 +137,9 @@ impl Evaluator {
                 let len_err = if lg > 0.0 { (lp - lg).abs() / lg } else { 0.0 };
                 // Penetration of the non-root vertices.
                 let (mut inside, mut deepest) = (0usize, 0.0f64);
+                let (mut in_props, mut props_deepest) = (0usize, 0.0f64);
                 if let Some(col) = colliders {
+                    let props = col.has_props();
                     for q in &p[1.min(p.len())..] {
                         if let Some(c) = col.query(*q)
                             && c.distance < 0.0
@@ -136,14 +147,31 @@ impl Evaluator {
                             inside += 1;
                             deepest = deepest.max(-c.distance as f64);
                         }
+                        if props
+                            && let Some(c) = col.query_props(*q)
+                            && c.distance < 0.0
+                        {
+                            in_props += 1;
+                            props_deepest = props_deepest.max(-c.distance as f64);
+                        }
                     }
                 }
-                (len_err, angle, g.len().saturating_sub(1), inside, deepest)
+                (
+                    len_err,
+                    angle,
+                    g.len().saturating_sub(1),
+                    inside,
+                    deepest,
+                    in_props,
+                    props_deepest,
+                )
             })
             .collect();
         let strands = per_strand.len().max(1) as f64;
         let segments: usize = per_strand.iter().map(|s| s.2).sum();
         let inside: usize = per_strand.iter().map(|s| s.3).sum();
+        let in_props: usize = per_strand.iter().map(|s| s.5).sum();
+        let free_vertices = (gt.len() - self.counts.len().min(gt.len())).max(1) as f64;
         let (j, jg) = match self.history.as_slice() {
             [(g2, p2), (g1, p1)] => (jitter(pred, p1, p2), jitter(gt, g1, g2)),
             _ => (0.0, 0.0),
@@ -155,8 +183,10 @@ impl Evaluator {
             length_error_mean: per_strand.iter().map(|s| s.0).sum::<f64>() / strands,
             length_error_max: per_strand.iter().map(|s| s.0).fold(0.0, f64::max),
             tangent_error_deg: per_strand.iter().map(|s| s.1).sum::<f64>() / segments.max(1) as f64,
-            penetration_fraction: inside as f64 / (gt.len() - self.counts.len().min(gt.len())).max(1) as f64,
+            penetration_fraction: inside as f64 / free_vertices,
             penetration_max: per_strand.iter().map(|s| s.4).fold(0.0, f64::max),
+            penetration_props_fraction: in_props as f64 / free_vertices,
+            penetration_props_max: per_strand.iter().map(|s| s.6).fold(0.0, f64::max),
             jitter: j,
             jitter_gt: jg,
         };
@@ -183,6 +213,8 @@ impl Evaluator {
             tangent_error_deg: f.iter().map(|m| m.tangent_error_deg).sum::<f64>() / n,
             penetration_fraction: f.iter().map(|m| m.penetration_fraction).sum::<f64>() / n,
             penetration_max: f.iter().map(|m| m.penetration_max).fold(0.0, f64::max),
+            penetration_props_fraction: f.iter().map(|m| m.penetration_props_fraction).sum::<f64>() / n,
+            penetration_props_max: f.iter().map(|m| m.penetration_props_max).fold(0.0, f64::max),
             jitter: with_jitter.iter().map(|m| m.jitter).sum::<f64>() / jn,
             jitter_gt: with_jitter.iter().map(|m| m.jitter_gt).sum::<f64>() / jn,
         }

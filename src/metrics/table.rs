@@ -5,20 +5,38 @@ use super::eval::Summary;
 /// A table row: method name, its metrics, and its preview PSNR / SSIM when known.
 pub type Row = (String, Summary, Option<(f64, f64)>);
 
-/// One row per method: RMSE, max error, length error, tangent error, penetration, jitter, and
-/// preview PSNR / SSIM when known. Lengths in the scene's units (cm).
+/// One row per method: RMSE, max error, length error, tangent error, penetration (and, when
+/// any row met a prop, penetration of the props alone), jitter, and preview PSNR / SSIM when
+/// known. Lengths in the scene's units (cm).
 pub fn markdown(rows: &[Row]) -> String {
+    let props = rows.iter().any(|r| r.1.penetration_props_max > 0.0);
     let mut s = String::from(
-        "| method | RMSE (cm) | max (cm) | length error mean / max | tangent (°) | penetrating vertices | deepest (cm) | jitter (cm) | preview PSNR (dB) / SSIM |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| method | RMSE (cm) | max (cm) | length error mean / max | tangent (°) | penetrating vertices | deepest (cm) |",
     );
+    if props {
+        s.push_str(" inside props | deepest in props (cm) |");
+    }
+    s.push_str(" jitter (cm) | preview PSNR (dB) / SSIM |\n| --- | --- | --- | --- | --- | --- | --- |");
+    if props {
+        s.push_str(" --- | --- |");
+    }
+    s.push_str(" --- | --- |\n");
     for (name, m, img) in rows {
         let img = match img {
             Some((p, q)) => format!("{p:.1} / {q:.3}"),
             None => "–".into(),
         };
+        let prop_cols = if props {
+            format!(
+                " {:.3} % | {:.3} |",
+                100.0 * m.penetration_props_fraction,
+                m.penetration_props_max
+            )
+        } else {
+            String::new()
+        };
         s.push_str(&format!(
-            "| {name} | {:.4} | {:.3} | {:.2} % / {:.2} % | {:.2} | {:.3} % | {:.3} | {:.4} (GT {:.4}) | {img} |\n",
+            "| {name} | {:.4} | {:.3} | {:.2} % / {:.2} % | {:.2} | {:.3} % | {:.3} |{prop_cols} {:.4} (GT {:.4}) | {img} |\n",
             m.rmse,
             m.max_error,
             100.0 * m.length_error_mean,

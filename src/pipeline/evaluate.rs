@@ -1,20 +1,31 @@
-//! The eval stage: the method's result and a no-dynamics baseline (the rest groom carried by
-//! the head) against the ground truth, frame by frame (`metrics.json`).
+//! The eval stage: every method row against the ground truth, frame by frame; per method an
+//! oracle row (the same upsampler fed the ground truth's own guide strands, so interpolation
+//! error shows apart from guide-dynamics error); and a no-dynamics baseline (the rest groom
+//! carried by the head). Written to `metrics.json`.
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use tress_formats::tcache::TcacheReader;
 
+use super::job::MethodRow;
 use super::run::Ctx;
 use super::scene::{job_colliders, prepared, scene_of};
-use super::stages::for_each_part_frame;
+use super::stages::{for_each_part_frame, guide_indices, upsampler};
 use crate::error::{Error, Result};
 use crate::metrics::{Evaluator, FrameMetrics, Summary};
 use crate::motion::Pose;
 
-/// One method's metrics.
+/// One row's metrics.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MethodMetrics {
+    /// `idw`, `nearest`, `static`, `adaptive`, or `rest` for the baseline.
+    pub method: String,
+    /// The row as the job lists it (`adaptive`, `static+projection`…); `rest` for the baseline.
+    pub key: String,
+    /// `two_way`, `projection`, `two_way+projection` or `none`.
+    pub correction: String,
+    /// Fed the ground truth's own guides.
+    pub oracle: bool,
     pub name: String,
     pub summary: Summary,
     pub frames: Vec<FrameMetrics>,
@@ -28,19 +39,29 @@ pub struct MetricsFile {
     pub methods: Vec<MethodMetrics>,
 }
 
-/// Name of the method row in reports.
-pub fn method_name(ctx: &Ctx) -> String {
-    let g = &ctx.job.guides;
-    format!(
-        "{} guides + {}{}",
-        g.count,
-        g.method.to_uppercase(),
-        if g.resolve_collisions {
-            " + collision projection"
-        } else {
-            ""
+/// The oracle rows: each method once, with the job's default correction but no two-way
+/// coupling (the ground truth's guides are what they are).
+fn oracle_rows(rows: &[MethodRow]) -> Vec<MethodRow> {
+    let mut out: Vec<MethodRow> = Vec::new();
+    for r in rows {
+        if out
+            .iter()
+            .any(|o| o.method == r.method && o.projection == r.projection)
+        {
+            continue;
         }
-    )
+        out.push(MethodRow {
+            key: format!(
+                "{}+{}",
+                r.method.id(),
+                if r.projection { "projection" } else { "none" }
+            ),
+            method: r.method,
+            two_way: false,
+            projection: r.projection,
+        });
+    }
+    out
 }
 
 pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
@@ -49,48 +70,92 @@ pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
     let counts = groom.counts().to_vec();
     let rest = groom.points().to_vec();
     let colliders = job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?;
-    let mut gt = TcacheReader::open(ctx.out.join("gt.tcache"))?;
-    let mut method = Evaluator::new(&counts);
-    let mut rigid = Evaluator::new(&counts);
-    // The parts and the ground truth hold the same frames in the same order.
-    let mut i = 0usize;
-    for_each_part_frame(ctx, |frame, m, _| {
-        if i >= gt.len() || gt.frames[i].frame != frame {
+    let guides = job.guides.count;
+    let mut methods = Vec::new();
+    // The rows, from their upsampled parts. Parts and ground truth hold the same frames in order.
+    for row in &job.rows {
+        let mut gt = TcacheReader::open(ctx.out.join("gt.tcache"))?;
+        let mut e = Evaluator::new(&counts);
+        let mut i = 0usize;
+        for_each_part_frame(ctx, row, |frame, m, _| {
+            if i >= gt.len() || gt.frames[i].frame != frame {
+                return Err(Error::Runtime(format!(
+                    "the upsampled parts of {} have frame {frame} where the ground truth does not",
+                    row.key
+                )));
+            }
+            let g: Vec<Vec3> = gt.frame(i)?.into_iter().map(Vec3::from_array).collect();
+            i += 1;
+            let m: Vec<Vec3> = m.iter().map(|p| Vec3::from_array(*p)).collect();
+            e.push(frame, &g, &m, Some(&colliders.at(frame / job.fps)));
+            Ok(())
+        })?;
+        if i != gt.len() {
             return Err(Error::Runtime(format!(
-                "the upsampled parts have frame {frame} where the ground truth does not"
+                "the upsampled parts of {} end before frame {}",
+                row.key, gt.frames[i].frame
             )));
         }
+        methods.push(MethodMetrics {
+            method: row.method.id().into(),
+            key: row.key.clone(),
+            correction: row.correction().into(),
+            oracle: false,
+            name: row.name(guides),
+            summary: e.summary(),
+            frames: e.frames,
+        });
+    }
+    // Oracle rows: the ground truth's guides through the same upsampler.
+    if job.guides.oracle {
+        let guide_ids = guide_indices(ctx)?;
+        let layout = crate::guides::GuideLayout::new(&groom, &guide_ids)?;
+        for row in oracle_rows(&job.rows) {
+            let mut up = upsampler(ctx, &groom, &guide_ids, &row, Vec::new())?;
+            let mut gt = TcacheReader::open(ctx.out.join("gt.tcache"))?;
+            let mut e = Evaluator::new(&counts);
+            for i in 0..gt.len() {
+                let frame = gt.frames[i].frame;
+                let g: Vec<Vec3> = gt.frame(i)?.into_iter().map(Vec3::from_array).collect();
+                let pose = Pose::from(gt.pose(i)?);
+                let guide_points: Vec<[f32; 3]> = layout.extract(&g).iter().map(|p| p.to_array()).collect();
+                let m = up.upsample(frame, &guide_points, &pose)?;
+                e.push(frame, &g, m, Some(&colliders.at(frame / job.fps)));
+            }
+            methods.push(MethodMetrics {
+                method: row.method.id().into(),
+                key: row.key.clone(),
+                correction: row.correction().into(),
+                oracle: true,
+                name: format!("{} — oracle (ground-truth guides)", row.name(guides)),
+                summary: e.summary(),
+                frames: e.frames,
+            });
+        }
+    }
+    // The rest groom carried by the head.
+    let mut gt = TcacheReader::open(ctx.out.join("gt.tcache"))?;
+    let mut rigid = Evaluator::new(&counts);
+    for i in 0..gt.len() {
+        let frame = gt.frames[i].frame;
         let g: Vec<Vec3> = gt.frame(i)?.into_iter().map(Vec3::from_array).collect();
         let pose = Pose::from(gt.pose(i)?);
-        i += 1;
-        let m: Vec<Vec3> = m.iter().map(|p| Vec3::from_array(*p)).collect();
-        let at = colliders.at(frame / job.fps);
-        method.push(frame, &g, &m, Some(&at));
         let carried: Vec<Vec3> = rest.iter().map(|p| pose.apply_f32(*p)).collect();
-        rigid.push(frame, &g, &carried, Some(&at));
-        Ok(())
-    })?;
-    if i != gt.len() {
-        return Err(Error::Runtime(format!(
-            "the upsampled parts end before frame {}",
-            gt.frames[i].frame
-        )));
+        rigid.push(frame, &g, &carried, Some(&colliders.at(frame / job.fps)));
     }
+    methods.push(MethodMetrics {
+        method: "rest".into(),
+        key: "rest".into(),
+        correction: "none".into(),
+        oracle: false,
+        name: "rest groom carried by the head (no dynamics)".into(),
+        summary: rigid.summary(),
+        frames: rigid.frames,
+    });
     let file = MetricsFile {
         strands: counts.len(),
         vertices: rest.len(),
-        methods: vec![
-            MethodMetrics {
-                name: method_name(ctx),
-                summary: method.summary(),
-                frames: method.frames,
-            },
-            MethodMetrics {
-                name: "rest groom carried by the head (no dynamics)".into(),
-                summary: rigid.summary(),
-                frames: rigid.frames,
-            },
-        ],
+        methods,
     };
     let path = ctx.out.join("metrics.json");
     let text = serde_json::to_string_pretty(&file).expect("json");

@@ -10,6 +10,8 @@ use toml::{Table, Value};
 use super::keys::{expand_env, merge, section};
 use crate::error::{Error, Result};
 use crate::groom::UpAxis;
+use crate::guides::skinning::FitOptions;
+use crate::guides::{AdaptiveOptions, Method, TwoWayOptions};
 use crate::presets;
 use crate::render::View;
 use crate::sim::{Material, SimOptions};
@@ -84,29 +86,150 @@ pub struct MotionSpec {
     pub track: Option<String>,
 }
 
+/// How guides are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Selection {
+    /// A uniform lattice over the root UVs (000 §4.1).
+    Lattice,
+    /// Sparse coding of the training motion (001 §6.3, Eq. 9–10).
+    Sparse,
+}
+
 /// Guide selection and upsampling.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GuideSpec {
-    /// About this many guides, on a uniform root-UV lattice.
+    /// About this many guides.
     pub count: usize,
-    /// Upsampling method (idw).
-    pub method: String,
-    /// Guides each normal strand follows.
+    pub selection: Selection,
+    /// Rounds of dictionary learning of the sparse selection.
+    pub sparse_iterations: usize,
+    /// The methods scored, each `ID` or `ID+CORRECTION` (ID: idw, nearest, static, adaptive;
+    /// CORRECTION: two_way, projection, none). The first is written to hair.abc.
+    pub methods: Vec<String>,
+    /// One method (older jobs); `methods` supersedes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Guides each normal strand follows (IDW).
     pub neighbors: usize,
-    /// Push upsampled strands out of the head and body, keeping segment lengths.
+    /// Position-based correction: push upsampled strands out of the solids, keeping segment
+    /// lengths (the default correction of every method).
     pub resolve_collisions: bool,
+    /// Simulate the adaptive method's guides with two-way collision correction (001 §5).
+    pub two_way: bool,
+    /// Also score every method fed the ground truth's own guides.
+    pub oracle: bool,
+    /// Skinning fit (001 §6).
+    pub fit: FitOptions,
+    /// Runtime adaptation (001 §4).
+    pub adaptive: AdaptiveOptions,
+    /// Two-way correction (001 §5).
+    pub correction: TwoWayOptions,
 }
 
 impl Default for GuideSpec {
     fn default() -> Self {
         GuideSpec {
             count: 200,
-            method: "idw".into(),
+            selection: Selection::Lattice,
+            sparse_iterations: 10,
+            methods: vec!["idw".into()],
+            method: None,
             neighbors: 10,
             resolve_collisions: true,
+            two_way: true,
+            oracle: true,
+            fit: FitOptions::default(),
+            adaptive: AdaptiveOptions::default(),
+            correction: TwoWayOptions::default(),
         }
     }
+}
+
+/// One scored row: a method with the collision correction applied to it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MethodRow {
+    /// As the job wrote it (unique; names the row's files).
+    pub key: String,
+    pub method: Method,
+    /// Guides simulated with two-way collision correction (001 §5).
+    pub two_way: bool,
+    /// Position-based correction of the upsampled strands.
+    pub projection: bool,
+}
+
+impl MethodRow {
+    /// `two_way`, `projection`, `two_way+projection` or `none`.
+    pub fn correction(&self) -> &'static str {
+        match (self.two_way, self.projection) {
+            (true, true) => "two_way+projection",
+            (true, false) => "two_way",
+            (false, true) => "projection",
+            (false, false) => "none",
+        }
+    }
+
+    /// The row's files' stem (`parts/<stem>.A-B.tcache`).
+    pub fn stem(&self) -> String {
+        self.key.replace('+', "_")
+    }
+
+    /// What reports call it.
+    pub fn name(&self, guides: usize) -> String {
+        let what = match self.method {
+            Method::Idw => "IDW",
+            Method::Nearest => "nearest guide",
+            Method::Static => "static skinning",
+            Method::Adaptive => "adaptive skinning",
+        };
+        let correction = match (self.two_way, self.projection) {
+            (true, true) => " + two-way correction + collision projection",
+            (true, false) => " + two-way correction",
+            (false, true) => " + collision projection",
+            (false, false) => "",
+        };
+        format!("{guides} guides + {what}{correction}")
+    }
+}
+
+/// A full simulation of the same groom on another motion, to fit or train upsamplers from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingSpec {
+    /// A motion preset name, or a file (a preset TOML, glTF, Alembic or track file).
+    pub motion: String,
+    /// Overrides the preset's seed.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Frames of the training simulation, `A-B`.
+    pub frames: String,
+    /// glTF node / Alembic xform or mesh of a motion file, as in [motion].
+    #[serde(default)]
+    pub node: Option<String>,
+    #[serde(default)]
+    pub xform: Option<String>,
+    #[serde(default)]
+    pub mesh: Option<String>,
+}
+
+/// An extra solid moving through the scene at constant velocity (e.g. a rod swept through the
+/// hair, 001 Fig. 8).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColliderSpec {
+    /// `capsule` (from, to, radius) or `sphere` (center, radius).
+    pub shape: String,
+    #[serde(default)]
+    pub from: Option<[f32; 3]>,
+    #[serde(default)]
+    pub to: Option<[f32; 3]>,
+    #[serde(default)]
+    pub center: Option<[f32; 3]>,
+    pub radius: f32,
+    /// cm/s, constant.
+    #[serde(default)]
+    pub velocity: [f32; 3],
 }
 
 /// What the write stage produces in the output folder.
@@ -200,6 +323,12 @@ pub struct Job {
     material_dir: PathBuf,
     pub simulate: SimOptions,
     pub guides: GuideSpec,
+    /// The scored rows of `guides.methods`, parsed.
+    pub rows: Vec<MethodRow>,
+    /// The training simulation, with its frame range.
+    pub training: Option<(TrainingSpec, MotionSpec, i64, i64)>,
+    /// Extra moving solids.
+    pub colliders: Vec<ColliderSpec>,
     pub outputs: OutputSpec,
     pub preview: PreviewSpec,
     /// The merged TOML (for the report and content hashes).
@@ -222,6 +351,8 @@ const TOP: &[&str] = &[
     "material",
     "simulate",
     "guides",
+    "training",
+    "colliders",
     "outputs",
     "preview",
     "batch",
@@ -283,6 +414,7 @@ impl Job {
 
     /// Builds a job from TOML (`dir` resolves relative paths).
     pub fn from_table(table: Table, origin: &str, dir: &Path) -> Result<Job> {
+        let table_in = table.clone();
         for k in table.keys() {
             if !TOP.contains(&k.as_str()) {
                 let hint = super::keys::suggest(k, TOP)
@@ -375,13 +507,65 @@ impl Job {
             dir,
         )?;
         let simulate: SimOptions = section(get("simulate"), "simulate", origin)?;
-        let guides: GuideSpec = section(get("guides"), "guides", origin)?;
-        if guides.method != "idw" {
-            return Err(Error::Invalid(format!(
-                "{origin}: guides.method {:?}: the methods available are: idw",
-                guides.method
-            )));
+        let mut guides: GuideSpec = section(get("guides"), "guides", origin)?;
+        // An older job's single `method`, unless it lists `methods` itself.
+        if let Some(m) = guides.method.take() {
+            let own = table_has(&table_in, "guides", "methods");
+            if !own {
+                guides.methods = vec![m];
+            }
         }
+        let rows = parse_rows(&guides, origin)?;
+        let training = match t.get("training") {
+            Some(v) => {
+                let spec: TrainingSpec = section(v.clone(), "training", origin)?;
+                let (a, b) = crate::cache::parse_frame_range(&spec.frames)
+                    .map_err(|e| Error::Invalid(format!("{origin}: training.frames: {e}")))?;
+                if a.fract() != 0.0 || b.fract() != 0.0 || b < a {
+                    return Err(Error::Invalid(format!(
+                        "{origin}: training.frames must be whole numbers, first ≤ last"
+                    )));
+                }
+                let motion = training_motion(&spec, origin, dir)?;
+                Some((spec, motion, a as i64, b as i64))
+            }
+            None => None,
+        };
+        if training.is_none() {
+            let needs: Vec<&str> = rows
+                .iter()
+                .filter(|r| r.method.needs_skinning())
+                .map(|r| r.key.as_str())
+                .collect();
+            if !needs.is_empty() {
+                return Err(Error::Invalid(format!(
+                    "{origin}: guides.methods {needs:?} are fitted on a training simulation: add a [training] section (motion, seed, frames)"
+                )));
+            }
+            if guides.selection == Selection::Sparse {
+                return Err(Error::Invalid(format!(
+                    "{origin}: guides.selection = \"sparse\" codes the training motion: add a [training] section"
+                )));
+            }
+        }
+        let colliders: Vec<ColliderSpec> = match t.get("colliders") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let c: ColliderSpec = section(v.clone(), &format!("colliders[{i}]"), origin)?;
+                    check_collider(&c)
+                        .map_err(|e| Error::Invalid(format!("{origin}: colliders[{i}]: {e}")))?;
+                    Ok(c)
+                })
+                .collect::<Result<_>>()?,
+            Some(_) => {
+                return Err(Error::Invalid(format!(
+                    "{origin}: `colliders` is a list of tables: write each as [[colliders]]"
+                )));
+            }
+            None => Vec::new(),
+        };
         let outputs: OutputSpec = section(get("outputs"), "outputs", origin)?;
         let preview: PreviewSpec = section(get("preview"), "preview", origin)?;
         let batch: Option<BatchSpec> = match t.get("batch") {
@@ -423,6 +607,9 @@ impl Job {
             material_dir: dir.to_path_buf(),
             simulate,
             guides,
+            rows,
+            training,
+            colliders,
             outputs,
             preview,
             table: t,
@@ -520,6 +707,108 @@ impl Job {
     }
 }
 
+/// Whether the job's own table (before `extends`) sets `section.key`.
+fn table_has(t: &Table, section: &str, key: &str) -> bool {
+    t.get(section)
+        .and_then(Value::as_table)
+        .is_some_and(|s| s.contains_key(key))
+}
+
+/// The scored rows of `[guides] methods`.
+fn parse_rows(g: &GuideSpec, origin: &str) -> Result<Vec<MethodRow>> {
+    if g.methods.is_empty() {
+        return Err(Error::Invalid(format!(
+            "{origin}: guides.methods is empty: name at least one method"
+        )));
+    }
+    let mut rows: Vec<MethodRow> = Vec::new();
+    for entry in &g.methods {
+        let (id, correction) = match entry.split_once('+') {
+            Some((a, b)) => (a.trim(), Some(b.trim())),
+            None => (entry.trim(), None),
+        };
+        let method: Method = id
+            .parse()
+            .map_err(|e| Error::Invalid(format!("{origin}: guides.methods: {e}")))?;
+        let (two_way, projection) = match correction {
+            None => (g.two_way && method == Method::Adaptive, g.resolve_collisions),
+            Some("two_way") => (true, false),
+            Some("projection") => (false, true),
+            Some("two_way+projection") => (true, true),
+            Some("none") => (false, false),
+            Some(other) => {
+                return Err(Error::Invalid(format!(
+                    "{origin}: guides.methods {entry:?}: unknown correction {other:?} (two_way, projection, none)"
+                )));
+            }
+        };
+        if two_way && !method.needs_skinning() {
+            return Err(Error::Invalid(format!(
+                "{origin}: guides.methods {entry:?}: two-way correction works through fitted skinning (static, adaptive)"
+            )));
+        }
+        if rows.iter().any(|r| r.key == *entry) {
+            return Err(Error::Invalid(format!(
+                "{origin}: guides.methods lists {entry:?} twice"
+            )));
+        }
+        rows.push(MethodRow {
+            key: entry.clone(),
+            method,
+            two_way,
+            projection,
+        });
+    }
+    Ok(rows)
+}
+
+/// The training motion as a [motion] section: a preset name or preset file, else a motion file
+/// by its extension.
+fn training_motion(spec: &TrainingSpec, origin: &str, dir: &Path) -> Result<MotionSpec> {
+    let m = &spec.motion;
+    let is_preset = crate::motion::random::TABLE.iter().any(|(n, _)| *n == m.as_str());
+    let mut out = MotionSpec {
+        seed: spec.seed,
+        node: spec.node.clone(),
+        xform: spec.xform.clone(),
+        mesh: spec.mesh.clone(),
+        ..MotionSpec::default()
+    };
+    if is_preset {
+        out.preset = Some(m.clone());
+        return Ok(out);
+    }
+    let path = dir.join(expand_env(m, origin)?).display().to_string();
+    let lower = m.to_ascii_lowercase();
+    if lower.ends_with(".toml") {
+        out.preset = Some(path);
+    } else if lower.ends_with(".glb") || lower.ends_with(".gltf") {
+        out.gltf = Some(path);
+    } else if lower.ends_with(".abc") {
+        out.abc = Some(path);
+    } else {
+        out.track = Some(path);
+    }
+    Ok(out)
+}
+
+fn check_collider(c: &ColliderSpec) -> std::result::Result<(), String> {
+    if !(c.radius > 0.0 && c.radius.is_finite()) {
+        return Err("radius must be positive".into());
+    }
+    let finite = |v: &Option<[f32; 3]>| v.is_none_or(|a| a.iter().all(|x| x.is_finite()));
+    if !finite(&c.from) || !finite(&c.to) || !finite(&c.center) || !c.velocity.iter().all(|x| x.is_finite()) {
+        return Err("coordinates must be finite".into());
+    }
+    match c.shape.as_str() {
+        "capsule" if c.from.is_some() && c.to.is_some() => Ok(()),
+        "capsule" => Err("a capsule needs `from` and `to`".into()),
+        "sphere" if c.center.is_some() => Ok(()),
+        "sphere" => Err("a sphere needs `center`".into()),
+        other => Err(format!("shape {other:?}: the shapes are capsule and sphere")),
+    }
+}
+
 /// The material of a job: preset `choice` (else the one made for the groom's procedural style,
 /// `straight` for groom files) with `overrides` merged over it.
 fn resolve_material(
@@ -585,7 +874,8 @@ mod tests {
         // Other material keys come from the straight preset.
         assert_eq!(j.material.stretch, Material::preset("straight").unwrap().stretch);
         assert_eq!(j.simulate.substeps, 3);
-        assert_eq!(j.guides.method, "idw");
+        assert_eq!(j.guides.methods, vec!["idw".to_string()]);
+        assert_eq!(j.rows[0].method, Method::Idw);
         assert_eq!(j.output, Path::new("/tmp/out/job"));
         assert_eq!(j.groom.strands, Some(2000));
     }
@@ -652,8 +942,14 @@ mod tests {
         assert!(e.contains("`nmae`") && e.contains("`name`"), "{e}");
         let e = job("[material]\nbendd = 3.0").unwrap_err().to_string();
         assert!(e.contains("`material.bendd`") && e.contains("`bend`"), "{e}");
-        let e = job("[guides]\nmethod = 'neural'").unwrap_err().to_string();
-        assert!(e.contains("idw"), "{e}");
+        let e = job("[guides]\nmethod = 'neurl'").unwrap_err().to_string();
+        assert!(e.contains("idw") && e.contains("adaptive"), "{e}");
+        let e = job("[guides]\nmethods = ['adaptive']").unwrap_err().to_string();
+        assert!(e.contains("[training]"), "{e}");
+        let e = job("[guides]\nmethods = ['idw+two_way']")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("skinning"), "{e}");
         let e = job("frames = 'soon'").unwrap_err().to_string();
         assert!(e.contains("frames"), "{e}");
         let e = job("[material]\nfriction = -1.0").unwrap_err().to_string();

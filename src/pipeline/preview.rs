@@ -1,5 +1,6 @@
-//! The preview stage: contact sheets of the method's result and of the ground truth, and a
-//! side-by-side sheet (ground truth | method | error) with the preview PSNR / SSIM.
+//! The preview stage: contact sheets of the first method's result and of the ground truth, and
+//! a side-by-side sheet (ground truth | each method | the first method's error), with every
+//! method's preview PSNR / SSIM against the ground truth's pictures (same camera).
 
 use glam::Vec3;
 use image::RgbImage;
@@ -25,7 +26,16 @@ pub struct FrameImage {
     pub ssim: f64,
 }
 
-/// What `preview.json` holds.
+/// One method row's pictures against the ground truth's.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RowImages {
+    pub key: String,
+    pub frames: Vec<FrameImage>,
+    pub mean_psnr: f64,
+    pub mean_ssim: f64,
+}
+
+/// What `preview.json` holds: the first row's figures at the top, every row in `rows`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PreviewReport {
     pub frames: Vec<FrameImage>,
@@ -33,7 +43,11 @@ pub struct PreviewReport {
     pub mean_ssim: f64,
     /// Top of the error colour scale (cm).
     pub error_scale: f64,
+    pub rows: Vec<RowImages>,
 }
+
+/// Rows shown side by side on the comparison sheet.
+const COMPARED_ROWS: usize = 3;
 
 fn save_png(ctx: &Ctx, name: &str, img: &RgbImage) -> Result<String> {
     crate::render::save_png(&ctx.out.join(name), img)?;
@@ -72,12 +86,23 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
             .ok_or_else(|| Error::Runtime(format!("gt.tcache has no frame {f}")))?;
         gt.push(r.frame(i)?.into_iter().map(Vec3::from_array).collect::<Vec<_>>());
     }
-    let method: Vec<Vec<Vec3>> = part_frames(ctx, &frames)?
-        .into_iter()
-        .map(|p| p.into_iter().map(Vec3::from_array).collect())
-        .collect();
+    let rows: Vec<Vec<Vec<Vec3>>> = job
+        .rows
+        .iter()
+        .map(|row| {
+            Ok(part_frames(ctx, row, &frames)?
+                .into_iter()
+                .map(|p| p.into_iter().map(Vec3::from_array).collect())
+                .collect())
+        })
+        .collect::<Result<_>>()?;
+    let method = &rows[0];
     let cams = cameras(&gt, &opts);
-    let method_name = job.guides.method.to_uppercase();
+    let labels: Vec<String> = job
+        .rows
+        .iter()
+        .map(|r| r.key.to_uppercase().replace('_', " "))
+        .collect();
     // Compared side by side: a few evenly spaced frames.
     let k = job.preview.compare_frames.clamp(1, frames.len());
     let chosen: Vec<usize> = (0..k)
@@ -103,8 +128,9 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
     all.sort_by(f32::total_cmp);
     let scale = all.get(all.len() * 99 / 100).copied().unwrap_or(1.0).max(1e-3);
     let style = FrameStyle::default();
-    let (mut gt_tiles, mut m_tiles, mut images, mut compare) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut gt_tiles, mut m_tiles, mut compare) = (Vec::new(), Vec::new(), Vec::new());
+    let mut images: Vec<Vec<FrameImage>> = vec![Vec::new(); rows.len()];
+    let shown = rows.len().min(COMPARED_ROWS);
     for (i, &f) in frames.iter().enumerate() {
         // The head and body once per frame (sphere tracing is the costly part), the hair over it.
         let at = colliders.at(f as f64 / job.fps);
@@ -114,21 +140,29 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
             draw_strands(&mut c, pts, &counts, &cams[i], st);
             c.resolve()
         };
-        let (g, m) = (over(&gt[i], &style), over(&method[i], &style));
-        // Compared before labelling (the labels differ).
-        images.push(FrameImage {
-            frame: f as f64,
-            psnr: psnr(&g, &m),
-            ssim: ssim(&g, &m),
-        });
+        let g = over(&gt[i], &style);
+        let mut pictures = Vec::with_capacity(rows.len());
+        for (r, row) in rows.iter().enumerate() {
+            let m = over(&row[i], &style);
+            // Compared before labelling (the labels differ).
+            images[r].push(FrameImage {
+                frame: f as f64,
+                psnr: psnr(&g, &m),
+                ssim: ssim(&g, &m),
+            });
+            pictures.push(m);
+        }
         let labelled = |mut img: image::RgbImage, text: String| {
             label(&mut img, &text);
             img
         };
-        let (g, m) = (
-            labelled(g, format!("GT F{f}")),
-            labelled(m, format!("{method_name} F{f}")),
-        );
+        let g = labelled(g, format!("GT F{f}"));
+        let pictures: Vec<RgbImage> = pictures
+            .into_iter()
+            .zip(&labels)
+            .map(|(m, l)| labelled(m, format!("{l} F{f}")))
+            .collect();
+        let m = pictures[0].clone();
         if let Some(c) = chosen.iter().position(|&x| x == i) {
             let heat_style = FrameStyle {
                 coloring: Coloring::Heat {
@@ -137,9 +171,11 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
                 },
                 ..FrameStyle::default()
             };
-            let mut heat = labelled(over(&method[i], &heat_style), format!("ERROR F{f}"));
+            let mut heat = labelled(over(&method[i], &heat_style), format!("{} ERROR F{f}", labels[0]));
             legend(&mut heat, scale, "CM");
-            compare.extend([g.clone(), m.clone(), heat]);
+            compare.push(g.clone());
+            compare.extend(pictures[..shown].iter().cloned());
+            compare.push(heat);
         }
         gt_tiles.push(g);
         m_tiles.push(m);
@@ -147,14 +183,27 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
     let mut out = vec![
         save_png(ctx, "preview.png", &contact_sheet(&m_tiles, opts.columns))?,
         save_png(ctx, "preview_gt.png", &contact_sheet(&gt_tiles, opts.columns))?,
-        save_png(ctx, "compare.png", &contact_sheet(&compare, 3))?,
+        save_png(ctx, "compare.png", &contact_sheet(&compare, shown + 2))?,
     ];
-    let n = images.len().max(1) as f64;
+    let per_row: Vec<RowImages> = images
+        .into_iter()
+        .zip(&job.rows)
+        .map(|(frames, row)| {
+            let n = frames.len().max(1) as f64;
+            RowImages {
+                key: row.key.clone(),
+                mean_psnr: frames.iter().map(|f| f.psnr).sum::<f64>() / n,
+                mean_ssim: frames.iter().map(|f| f.ssim).sum::<f64>() / n,
+                frames,
+            }
+        })
+        .collect();
     let report = PreviewReport {
-        mean_psnr: images.iter().map(|f| f.psnr).sum::<f64>() / n,
-        mean_ssim: images.iter().map(|f| f.ssim).sum::<f64>() / n,
-        frames: images,
+        mean_psnr: per_row[0].mean_psnr,
+        mean_ssim: per_row[0].mean_ssim,
+        frames: per_row[0].frames.clone(),
         error_scale: scale as f64,
+        rows: per_row,
     };
     let path = ctx.out.join("preview.json");
     let text = serde_json::to_string_pretty(&report).expect("json");

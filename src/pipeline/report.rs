@@ -79,11 +79,41 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
         (
             "guides",
             format!(
-                "{} on the root-UV lattice, upsampled by {} from {} neighbours",
+                "{} ({}); methods {}",
                 job.guides.count,
-                job.guides.method.to_uppercase(),
-                job.guides.neighbors
+                match job.guides.selection {
+                    super::job::Selection::Lattice => "root-UV lattice",
+                    super::job::Selection::Sparse => "sparse coding of the training motion, 001 §6.3",
+                },
+                job.rows
+                    .iter()
+                    .map(|r| format!("`{}`", r.key))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
+        ),
+        (
+            "training",
+            match &job.training {
+                Some((spec, _, a, b)) => format!(
+                    "motion `{}`{}, frames {a}–{b}",
+                    spec.motion,
+                    spec.seed.map(|s| format!(" (seed {s})")).unwrap_or_default()
+                ),
+                None => "–".into(),
+            },
+        ),
+        (
+            "props",
+            if job.colliders.is_empty() {
+                "–".into()
+            } else {
+                job.colliders
+                    .iter()
+                    .map(|c| format!("{} r {} cm, velocity {:?} cm/s", c.shape, c.radius, c.velocity))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            },
         ),
     ] {
         md.push_str(&format!("| {k} | {v} |\n"));
@@ -114,31 +144,37 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
         let rows: Vec<_> = m
             .methods
             .iter()
-            .enumerate()
-            .map(|(i, x)| {
-                (
-                    x.name.clone(),
-                    x.summary,
-                    if i == 0 {
-                        preview.as_ref().map(|p| (p.mean_psnr, p.mean_ssim))
-                    } else {
-                        None
-                    },
-                )
+            .map(|x| {
+                let img = preview.as_ref().and_then(|p| {
+                    p.rows
+                        .iter()
+                        .find(|r| r.key == x.key && !x.oracle)
+                        .map(|r| (r.mean_psnr, r.mean_ssim))
+                });
+                (x.name.clone(), x.summary, img)
             })
             .collect();
         md.push_str(&markdown(&rows));
-        md.push_str("\nRMSE over every vertex of every frame; length error per strand against the ground truth's; tangent: mean angle between corresponding segments; penetrating: share of non-root vertices inside the head or body; jitter: mean ‖x(t) − 2x(t−1) + x(t−2)‖ (the ground truth's in brackets); preview PSNR / SSIM: the method's preview pictures against the ground truth's, same camera.\n\n![error per frame](error.png)\n");
-        let colours = [[200, 40, 40], [40, 90, 200], [40, 150, 60]];
+        md.push_str("\nRMSE over every vertex of every frame; max: the worst vertex of any strand and frame; length error per strand against the ground truth's; tangent: mean angle between corresponding segments; penetrating: share of non-root vertices inside a solid (head, body, props); jitter: mean ‖x(t) − 2x(t−1) + x(t−2)‖ (the ground truth's in brackets); preview PSNR / SSIM: the method's preview pictures against the ground truth's, same camera. Oracle rows feed the method the ground truth's own guide strands: their error is the interpolation's alone.\n\n![error per frame](error.png)\n");
+        md.push_str(&timings_section(ctx));
+        let colours = [
+            [200, 40, 40],
+            [40, 90, 200],
+            [40, 150, 60],
+            [150, 80, 190],
+            [230, 140, 20],
+            [20, 160, 170],
+        ];
         let series: Vec<_> = m
             .methods
             .iter()
+            .filter(|x| !x.oracle)
             .enumerate()
             .map(|(i, x)| {
                 (
-                    x.name.to_uppercase(),
+                    x.key.to_uppercase().replace('_', " "),
                     x.frames.iter().map(|f| (f.frame, f.rmse)).collect(),
-                    colours[i % 3],
+                    colours[i % colours.len()],
                 )
             })
             .collect();
@@ -148,9 +184,11 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
     }
     if preview.is_some() {
         md.push_str(&format!(
-            "\n## Previews\n\nThe method's result (every {} frames):\n\n![result](preview.png)\n\nThe ground truth:\n\n![ground truth](preview_gt.png)\n\nGround truth | {} | error (vertex distance, colour scale in the legend):\n\n![comparison](compare.png)\n",
+            "\n## Previews\n\nThe result of `{}` (every {} frames):\n\n![result](preview.png)\n\nThe ground truth:\n\n![ground truth](preview_gt.png)\n\nGround truth | {} | error of `{}` (vertex distance, colour scale in the legend):\n\n![comparison](compare.png)\n",
+            job.rows[0].key,
             job.preview.every,
-            job.guides.method.to_uppercase()
+            job.rows.iter().take(3).map(|r| format!("`{}`", r.key)).collect::<Vec<_>>().join(" | "),
+            job.rows[0].key
         ));
     }
     md.push_str("\n## Files\n\n");
@@ -180,6 +218,95 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
         out.push(name.to_string());
     }
     Ok(out)
+}
+
+/// Where each method's time went, per frame (001 §7.3's parts: guide simulation, grouping and
+/// assignment, interpolation, correction), and the skinning fit.
+fn timings_section(ctx: &Ctx) -> String {
+    use super::stages::RowTimes;
+    let job = ctx.job;
+    let mut md = String::new();
+    let frames = (job.last - job.first + 1).max(1) as f64;
+    let stage_seconds = |stage: super::stage::Stage| -> Option<f64> {
+        super::stage::Record::load(&ctx.out, stage, None).map(|r| r.seconds)
+    };
+    // Upsampling times of every chunk, summed per row.
+    let mut per_row: std::collections::BTreeMap<String, (u64, f64, f64, f64)> = Default::default();
+    if let Ok(parts) = ctx.parts() {
+        for p in parts.iter().filter(|p| p.path.starts_with("parts/times.")) {
+            let text = std::fs::read_to_string(ctx.out.join(&p.path)).unwrap_or_default();
+            let rows: Vec<RowTimes> = serde_json::from_str(&text).unwrap_or_default();
+            for r in rows {
+                let e = per_row.entry(r.key).or_default();
+                e.0 += r.frames;
+                e.1 += r.grouping;
+                e.2 += r.interpolation;
+                e.3 += r.projection;
+            }
+        }
+    }
+    if per_row.is_empty() {
+        return md;
+    }
+    md.push_str("\n## Time per frame\n\n");
+    md.push_str(&format!(
+        "{} strands on this machine ({} threads); the guide simulation is shared by the rows without two-way correction.\n\n",
+        ctx.job.groom.strands.map(|n| n.to_string()).unwrap_or_else(|| "the groom's".into()),
+        rayon::current_num_threads()
+    ));
+    md.push_str("| method | guide simulation (ms) | grouping + assignment (ms) | interpolation (ms) | correction (ms) |\n| --- | --- | --- | --- | --- |\n");
+    let guide_sim = stage_seconds(super::stage::Stage::GuideSim).map(|s| 1000.0 * s / frames);
+    for row in &job.rows {
+        let Some(&(n, grouping, interp, projection)) = per_row.get(&row.key) else {
+            continue;
+        };
+        let n = n.max(1) as f64;
+        let (sim, correction) = if row.two_way {
+            let st: Option<serde_json::Value> =
+                std::fs::read_to_string(ctx.out.join(format!("guides.{}.json", row.stem())))
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok());
+            let secs = |k: &str| st.as_ref().and_then(|v| v[k].as_f64()).unwrap_or(0.0);
+            let total = stage_seconds(super::stage::Stage::TwoWay).map(|s| 1000.0 * s / frames);
+            (
+                total,
+                Some(1000.0 * (secs("interpolation") + secs("correction")) / frames),
+            )
+        } else {
+            (guide_sim, None)
+        };
+        let fmt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into());
+        let corr = match (correction, row.projection) {
+            (Some(c), true) => format!("{c:.2} two-way + {:.2} projection", 1000.0 * projection / n),
+            (Some(c), false) => format!("{c:.2} two-way"),
+            (None, true) => format!("{:.2} projection", 1000.0 * projection / n),
+            (None, false) => "–".into(),
+        };
+        md.push_str(&format!(
+            "| `{}` | {}{} | {:.2} | {:.2} | {corr} |\n",
+            row.key,
+            fmt(sim),
+            if row.two_way { " (with two-way)" } else { "" },
+            1000.0 * grouping / n,
+            1000.0 * interp / n,
+        ));
+    }
+    if let Ok(text) = std::fs::read_to_string(ctx.out.join("skinning.json"))
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+    {
+        let r = &v["report"];
+        md.push_str(&format!(
+            "\nSkinning fit (001 §6): {} training frames, {:.1} eligible guides and {:.1} guide sets per strand, training RMSE {:.3} cm, {:.1} s; model {} bytes ({:.0} per strand).\n",
+            r["frames"],
+            r["eligible_mean"].as_f64().unwrap_or(0.0),
+            r["sets_mean"].as_f64().unwrap_or(0.0),
+            r["training_rmse"].as_f64().unwrap_or(0.0),
+            r["seconds"].as_f64().unwrap_or(0.0),
+            v["file_bytes"],
+            v["bytes_per_strand"].as_f64().unwrap_or(0.0)
+        ));
+    }
+    md
 }
 
 /// `batch.md` in a batch's output folder: one row per item, its method against the ground truth.

@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::job::Job;
+use super::job::{Job, MethodRow};
 use super::stage::{OutputFile, Record, Stage, file_sha256, input_hash};
 use super::stages;
 use crate::error::{Error, Result};
@@ -69,8 +69,18 @@ impl Ctx<'_> {
         self.record(stage)?.output(path)
     }
 
-    /// The upsampled parts covering the whole frame range, in frame order: the smallest
-    /// chunking whose every chunk has a current record.
+    /// The upsampled parts of one method row, in frame order.
+    pub fn parts_of(&self, row: &MethodRow) -> Result<Vec<OutputFile>> {
+        let prefix = format!("parts/{}.", row.stem());
+        Ok(self
+            .parts()?
+            .into_iter()
+            .filter(|p| p.path.starts_with(&prefix) && p.path.ends_with(".tcache"))
+            .collect())
+    }
+
+    /// Every file of the upsampled parts covering the whole frame range, in frame order: the
+    /// smallest chunking whose every chunk has a current record.
     pub fn parts(&self) -> Result<Vec<OutputFile>> {
         let mut by_n: BTreeMap<usize, Vec<(usize, &Record)>> = BTreeMap::new();
         for ((stage, chunk), r) in &self.records {
@@ -130,39 +140,103 @@ pub fn chunk_frames(job: &Job, (i, n): (usize, usize)) -> (i64, i64) {
     (a, b)
 }
 
+/// Whether `stage` has work in `job` (training, fitting and two-way correction only where the
+/// job asks for them).
+pub fn applies(job: &Job, stage: Stage) -> bool {
+    match stage {
+        Stage::TrainSim => job.training.is_some(),
+        Stage::Fit => job.rows.iter().any(|r| r.method.needs_skinning()),
+        Stage::TwoWay => job.rows.iter().any(|r| r.two_way),
+        _ => true,
+    }
+}
+
 /// Settings and upstream files of a stage: what its input hash covers.
 fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Value, Vec<OutputFile>)> {
     let j = ctx.job;
     let scene = json!({
         "head": j.head, "motion": j.motion, "frames": [j.first, j.last], "fps": j.fps,
-        "scale": j.groom.scale, "up": j.groom.up,
+        "scale": j.groom.scale, "up": j.groom.up, "colliders": j.colliders,
     });
-    let motion_files = || {
+    let motion_files = |m: &super::job::MotionSpec| {
         external(&[
-            j.motion.gltf.as_deref(),
-            j.motion.abc.as_deref(),
-            j.motion.track.as_deref(),
-            j.motion.preset.as_deref(),
+            m.gltf.as_deref(),
+            m.abc.as_deref(),
+            m.track.as_deref(),
+            m.preset.as_deref(),
         ])
     };
     let prepared = |ctx: &Ctx| -> Result<Vec<OutputFile>> { Ok(ctx.record(Stage::Prepare)?.outputs.clone()) };
+    let training =
+        |ctx: &Ctx| -> Result<OutputFile> { Ok(ctx.input(Stage::TrainSim, "training.tcache")?.clone()) };
+    let skinning = |ctx: &Ctx| -> Result<Vec<OutputFile>> {
+        if applies(j, Stage::Fit) {
+            Ok(vec![ctx.input(Stage::Fit, "skinning.tskin")?.clone()])
+        } else {
+            Ok(Vec::new())
+        }
+    };
+    let rows = json!({
+        "rows": j.rows, "neighbors": j.guides.neighbors, "adaptive": j.guides.adaptive,
+    });
     Ok(match stage {
         Stage::Prepare => (
             json!({"groom": j.groom, "head": j.head, "seed": j.seed}),
             external(&[j.groom.file.as_deref(), Some(j.head.collider.as_str())])?,
         ),
+        Stage::TrainSim => {
+            let (spec, motion, a, b) = j
+                .training
+                .as_ref()
+                .ok_or_else(|| Error::Invalid("the job has no [training] section".into()))?;
+            let mut up = prepared(ctx)?;
+            up.extend(motion_files(motion)?);
+            (
+                json!({"training": spec, "frames": [a, b], "head": j.head, "fps": j.fps, "scale": j.groom.scale,
+                       "up": j.groom.up, "material": j.material, "simulate": j.simulate}),
+                up,
+            )
+        }
+        Stage::Fit => {
+            let mut up = prepared(ctx)?;
+            up.push(ctx.input(Stage::Guides, "guides.json")?.clone());
+            up.push(training(ctx)?);
+            (json!({"fit": j.guides.fit}), up)
+        }
+        Stage::TwoWay => {
+            let mut up = prepared(ctx)?;
+            up.extend(motion_files(&j.motion)?);
+            up.push(ctx.input(Stage::Guides, "guides.json")?.clone());
+            up.extend(skinning(ctx)?);
+            (
+                json!({"scene": scene, "material": j.material, "simulate": j.simulate, "rows": rows,
+                       "correction": j.guides.correction}),
+                up,
+            )
+        }
         Stage::Simulate => {
             let mut up = prepared(ctx)?;
-            up.extend(motion_files()?);
+            up.extend(motion_files(&j.motion)?);
             (
                 json!({"scene": scene, "material": j.material, "simulate": j.simulate}),
                 up,
             )
         }
-        Stage::Guides => (json!({"count": j.guides.count}), prepared(ctx)?),
+        Stage::Guides => {
+            let mut up = prepared(ctx)?;
+            let sparse = j.guides.selection == super::job::Selection::Sparse;
+            if sparse {
+                up.push(training(ctx)?);
+            }
+            (
+                json!({"count": j.guides.count, "selection": j.guides.selection,
+                       "sparse": sparse.then(|| json!({"iterations": j.guides.sparse_iterations, "beta": j.guides.fit.beta}))}),
+                up,
+            )
+        }
         Stage::GuideSim => {
             let mut up = prepared(ctx)?;
-            up.extend(motion_files()?);
+            up.extend(motion_files(&j.motion)?);
             up.push(ctx.input(Stage::Guides, "guides.json")?.clone());
             (
                 json!({"scene": scene, "material": j.material, "simulate": j.simulate}),
@@ -174,14 +248,18 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
             let mut up = prepared(ctx)?;
             up.push(ctx.input(Stage::Guides, "guides.json")?.clone());
             up.push(ctx.input(Stage::GuideSim, "guides.tcache")?.clone());
-            up.extend(motion_files()?);
+            up.extend(skinning(ctx)?);
+            if applies(j, Stage::TwoWay) {
+                up.extend(ctx.record(Stage::TwoWay)?.outputs.clone());
+            }
+            up.extend(motion_files(&j.motion)?);
             (
-                json!({"method": j.guides.method, "neighbors": j.guides.neighbors, "resolve_collisions": j.guides.resolve_collisions, "scene": scene, "range": [range.0, range.1]}),
+                json!({"rows": rows, "scene": scene, "range": [range.0, range.1]}),
                 up,
             )
         }
         Stage::Write => {
-            let mut up = ctx.parts()?;
+            let mut up = ctx.parts_of(&j.rows[0])?;
             if j.outputs.ground_truth_abc {
                 up.push(ctx.input(Stage::Simulate, "gt.tcache")?.clone());
             }
@@ -191,11 +269,13 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
             let mut up = prepared(ctx)?;
             up.extend(ctx.parts()?);
             up.push(ctx.input(Stage::Simulate, "gt.tcache")?.clone());
-            up.extend(motion_files()?);
+            up.push(ctx.input(Stage::Guides, "guides.json")?.clone());
+            up.extend(skinning(ctx)?);
+            up.extend(motion_files(&j.motion)?);
             let settings = if stage == Stage::Preview {
-                json!({"scene": scene, "preview": j.preview})
+                json!({"scene": scene, "preview": j.preview, "rows": rows})
             } else {
-                json!({"scene": scene})
+                json!({"scene": scene, "rows": rows, "oracle": j.guides.oracle})
             };
             (settings, up)
         }
@@ -249,8 +329,19 @@ fn load_current(ctx: &mut Ctx) {
 /// Runs the job.
 pub fn run(job: &Job, opts: &RunOptions) -> Result<RunReport> {
     let selected: Vec<Stage> = if opts.only.is_empty() {
-        Stage::ALL.to_vec()
+        Stage::ALL.into_iter().filter(|s| applies(job, *s)).collect()
     } else {
+        if let Some(s) = opts.only.iter().find(|s| !applies(job, **s)) {
+            return Err(Error::Invalid(format!(
+                "--only {}: the job has no work for that stage (it needs {})",
+                s.name(),
+                match s {
+                    Stage::TrainSim => "a [training] section",
+                    Stage::Fit => "a static or adaptive method",
+                    _ => "a two-way method",
+                }
+            )));
+        }
         opts.only.clone()
     };
     if let Some((i, n)) = opts.chunk {
@@ -339,9 +430,12 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<RunReport> {
         let t = Instant::now();
         let outputs = match stage {
             Stage::Prepare => stages::prepare(&ctx)?,
+            Stage::TrainSim => stages::train_sim(&ctx)?,
             Stage::Simulate => stages::simulate(&ctx, false)?,
             Stage::Guides => stages::guides(&ctx)?,
+            Stage::Fit => stages::fit(&ctx)?,
             Stage::GuideSim => stages::simulate(&ctx, true)?,
+            Stage::TwoWay => stages::two_way(&ctx)?,
             Stage::Upsample => stages::upsample(&ctx, chunk.expect("chunked"))?,
             Stage::Write => stages::write(&ctx)?,
             Stage::Preview => super::preview::preview(&ctx)?,

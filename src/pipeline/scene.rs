@@ -107,8 +107,12 @@ pub fn save_head(job: &Job, out: &Path, groom: &SceneGroom) -> Result<Option<Str
 
 /// The head track on the job's timeline.
 pub fn track(job: &Job) -> Result<(HeadTrack, String)> {
-    let m = &job.motion;
-    let start = job.first as f64 / job.fps;
+    track_of(job, &job.motion, job.first)
+}
+
+/// The head track of motion `m` starting at frame `first` (the job's units and frame rate).
+pub fn track_of(job: &Job, m: &super::job::MotionSpec, first: i64) -> Result<(HeadTrack, String)> {
+    let start = first as f64 / job.fps;
     let given = [
         m.preset.is_some(),
         m.gltf.is_some(),
@@ -151,11 +155,52 @@ pub fn track(job: &Job) -> Result<(HeadTrack, String)> {
     Ok((place_track(t, true, &transform(job), start), report.source))
 }
 
-/// The job's colliders (head, body) moved by its track.
+/// The job's colliders (head, body) moved by its track, and its props (`[[colliders]]`).
 pub fn job_colliders(job: &Job, out: &Path, groom: &SceneGroom) -> Result<Colliders> {
     let (shape, _) = head(job, out, groom)?;
     let body = body_params(job.head.body.as_deref(), &shape)?;
-    Ok(colliders(shape, &body, track(job)?.0))
+    let mut c = colliders(shape, &body, track(job)?.0);
+    add_props(job, &mut c)?;
+    Ok(c)
+}
+
+/// The colliders of the training simulation: head and body on the training motion, no props
+/// (001 §6.2: "throughout the training, no solid object is involved").
+pub fn training_colliders(job: &Job, out: &Path, groom: &SceneGroom) -> Result<Colliders> {
+    let (_, motion, first, _) = job
+        .training
+        .as_ref()
+        .ok_or_else(|| Error::Invalid("the job has no [training] section".into()))?;
+    let (shape, _) = head(job, out, groom)?;
+    let body = body_params(job.head.body.as_deref(), &shape)?;
+    Ok(colliders(shape, &body, track_of(job, motion, *first)?.0))
+}
+
+/// The job's props: each shape where the job puts it at the first frame, moving at its
+/// constant velocity.
+fn add_props(job: &Job, c: &mut Colliders) -> Result<()> {
+    use crate::collide::{Capsule, Sphere};
+    let t0 = job.first as f64 / job.fps;
+    let t1 = job.last as f64 / job.fps;
+    for (i, spec) in job.colliders.iter().enumerate() {
+        let v = glam::DVec3::from_array(spec.velocity.map(f64::from));
+        // Constant velocity: keys far before and after the shot, linear in between.
+        let key = |t: f64| (t, Pose::new(glam::DQuat::IDENTITY, v * (t - t0)));
+        let track = HeadTrack::new(vec![key(t0 - 60.0), key(t0), key(t1 + 60.0)])?;
+        let shape: Box<dyn crate::collide::Shape> = match spec.shape.as_str() {
+            "capsule" => Box::new(Capsule {
+                a: glam::Vec3::from_array(spec.from.unwrap_or_default()),
+                b: glam::Vec3::from_array(spec.to.unwrap_or_default()),
+                radius: spec.radius,
+            }),
+            _ => Box::new(Sphere {
+                center: glam::Vec3::from_array(spec.center.unwrap_or_default()),
+                radius: spec.radius,
+            }),
+        };
+        c.add_prop(&format!("{} {i}", spec.shape), shape, track);
+    }
+    Ok(())
 }
 
 /// A prepared groom as a [`SceneGroom`] (the procedural parameters are rebuilt from the job,

@@ -20,13 +20,19 @@ use crate::error::{Error, Result};
 pub enum Stage {
     /// Groom resampled, root UVs and ids; head distance grid.
     Prepare,
+    /// A full simulation on the training motion, to fit upsamplers from (jobs with [training]).
+    TrainSim,
     /// The full simulation (ground truth).
     Simulate,
-    /// Guide strands on the root-UV lattice.
+    /// Guide strands (root-UV lattice or sparse coding).
     Guides,
+    /// The skinning model fitted on the training simulation (jobs with skinning methods).
+    Fit,
     /// The guides simulated alone.
     GuideSim,
-    /// The whole groom from the guides (per chunk of frames).
+    /// The guides simulated with two-way collision correction (jobs with two-way rows).
+    TwoWay,
+    /// The whole groom from the guides, every method (per chunk of frames).
     Upsample,
     /// Alembic / tcache / PLY outputs.
     Write,
@@ -39,11 +45,14 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 9] = [
+    pub const ALL: [Stage; 12] = [
         Stage::Prepare,
+        Stage::TrainSim,
         Stage::Simulate,
         Stage::Guides,
+        Stage::Fit,
         Stage::GuideSim,
+        Stage::TwoWay,
         Stage::Upsample,
         Stage::Write,
         Stage::Preview,
@@ -54,9 +63,12 @@ impl Stage {
     pub fn name(self) -> &'static str {
         match self {
             Stage::Prepare => "prepare",
+            Stage::TrainSim => "train_sim",
             Stage::Simulate => "simulate",
             Stage::Guides => "guides",
+            Stage::Fit => "fit",
             Stage::GuideSim => "guide_sim",
+            Stage::TwoWay => "two_way",
             Stage::Upsample => "upsample",
             Stage::Write => "write",
             Stage::Preview => "preview",

@@ -5,16 +5,26 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
 use tress_formats::tcache::TcacheReader;
 
+use super::job::{MethodRow, Selection};
 use super::run::{Ctx, chunk_frames};
-use super::scene::{build_groom, job_colliders, prepared, save_groom, save_head, scene_of};
+use super::scene::{
+    build_groom, job_colliders, prepared, save_groom, save_head, scene_of, training_colliders,
+};
 use crate::cache::{CacheInfo, FrameSink, SinkOptions, create_sink};
+use crate::collide::Colliders;
 use crate::error::{Error, Result};
-use crate::guides::Upsampler;
-use crate::guides::{IdwModel, select_uv_lattice};
-use crate::sim::Simulation;
+use crate::groom::Groom;
+use crate::guides::skinning::{Skinning, StaticSkinning};
+use crate::guides::training::HeadFrames;
+use crate::guides::upsample::UpsampleTimes;
+use crate::guides::{
+    AdaptiveSkinning, IdwModel, Interpolator, Method, NearestGuide, TwoWay, Upsampler, select_uv_lattice,
+};
 use crate::sim::run::{RunPlan, run as run_sim};
+use crate::sim::{ExternalForces, Simulation};
 
 /// Groom resampled with root UVs and ids (`groom.tcache`), and a mesh head's grid (`head.sdf`).
 pub fn prepare(ctx: &Ctx) -> Result<Vec<String>> {
@@ -33,15 +43,35 @@ pub fn prepare(ctx: &Ctx) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Guide strands on the root-UV lattice (`guides.json`: strand indices).
+/// Guide strands (`guides.json`: strand indices): on the root-UV lattice, or chosen by sparse
+/// coding of the training motion (001 §6.3) starting from the lattice.
 pub fn guides(ctx: &Ctx) -> Result<Vec<String>> {
+    let job = ctx.job;
     let groom = prepared(&ctx.out)?;
-    let chosen = select_uv_lattice(&groom, ctx.job.guides.count);
+    let lattice = select_uv_lattice(&groom, job.guides.count);
+    let chosen = match job.guides.selection {
+        Selection::Lattice => lattice,
+        Selection::Sparse => {
+            let mut frames = HeadFrames::open(&ctx.out.join("training.tcache"), &groom)?;
+            let u = motion_vectors(&groom, &mut frames, 60)?;
+            crate::guides::sparse::select_guides(
+                &u,
+                &lattice,
+                lattice.len(),
+                job.guides.fit.beta,
+                job.guides.sparse_iterations,
+            )
+        }
+    };
     if !ctx.quiet {
         eprintln!(
-            "           {} guides of {} strands",
+            "           {} guides of {} strands ({})",
             chosen.len(),
-            groom.strand_count()
+            groom.strand_count(),
+            match job.guides.selection {
+                Selection::Lattice => "root-UV lattice",
+                Selection::Sparse => "sparse coding of the training motion",
+            }
         );
     }
     let text =
@@ -51,6 +81,45 @@ pub fn guides(ctx: &Ctx) -> Result<Vec<String>> {
     tress_formats::atomic::write(&path, text.as_bytes())
         .map_err(|e| crate::groom::files::output_error(&path, e))?;
     Ok(vec!["guides.json".into()])
+}
+
+/// Every strand's motion vector u_s = [s̄(1) … s̄(F)] (001 §6.3) over at most `max_frames`
+/// evenly spaced training frames, one unit column per strand.
+fn motion_vectors(
+    groom: &Groom,
+    frames: &mut HeadFrames,
+    max_frames: usize,
+) -> Result<nalgebra::DMatrix<f32>> {
+    let n = frames.len();
+    let picked: Vec<usize> = if n <= max_frames {
+        (0..n).collect()
+    } else {
+        (0..max_frames).map(|k| k * (n - 1) / (max_frames - 1)).collect()
+    };
+    let per = groom.points().len() * 3;
+    let mut u = nalgebra::DMatrix::<f32>::zeros(per / groom.strand_count().max(1) * picked.len(), 0);
+    // Strands may differ in point count: pad each column to the longest strand.
+    let longest = groom.counts().iter().copied().max().unwrap_or(0) as usize;
+    let rows = longest * 3 * picked.len();
+    u.resize_mut(rows, groom.strand_count(), 0.0);
+    for (k, &f) in picked.iter().enumerate() {
+        let (x, _) = frames.frame(f)?;
+        for s in 0..groom.strand_count() {
+            let o = groom.offsets()[s];
+            for i in 0..groom.counts()[s] as usize {
+                for c in 0..3 {
+                    u[(k * longest * 3 + i * 3 + c, s)] = x[o + i][c];
+                }
+            }
+        }
+    }
+    for mut col in u.column_iter_mut() {
+        let norm = col.norm();
+        if norm > 0.0 {
+            col /= norm;
+        }
+    }
+    Ok(u)
 }
 
 /// The guide strand indices recorded by the guides stage.
@@ -71,50 +140,97 @@ pub fn simulate(ctx: &Ctx, guides_only: bool) -> Result<Vec<String>> {
     let job = ctx.job;
     let full = prepared(&ctx.out)?;
     let groom = if guides_only {
-        let keep = guide_indices(ctx)?;
-        let set: std::collections::HashSet<usize> = keep.into_iter().collect();
-        full.filter_strands(|s| set.contains(&s))
+        guide_groom(ctx, &full)?
     } else {
         full.clone()
     };
     let scene = scene_of(job, full)?;
     let colliders = job_colliders(job, &ctx.out, &scene)?;
-    let start = job.first as f64 / job.fps;
-    let mut sim = Simulation::new(
+    let name = if guides_only { "guides.tcache" } else { "gt.tcache" };
+    let work = if guides_only { "guide_sim" } else { "simulate" };
+    run_simulation(
+        ctx,
         &groom,
+        colliders,
+        (job.first, job.last),
+        name,
+        Some(work),
+        None,
+    )?;
+    Ok(vec![name.into()])
+}
+
+/// The full simulation on the training motion (`training.tcache`).
+pub fn train_sim(ctx: &Ctx) -> Result<Vec<String>> {
+    let job = ctx.job;
+    let (_, _, a, b) = job
+        .training
+        .as_ref()
+        .ok_or_else(|| Error::Invalid("the job has no [training] section".into()))?;
+    let groom = prepared(&ctx.out)?;
+    let colliders = training_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?;
+    run_simulation(
+        ctx,
+        &groom,
+        colliders,
+        (*a, *b),
+        "training.tcache",
+        Some("train_sim"),
+        None,
+    )?;
+    Ok(vec!["training.tcache".into()])
+}
+
+/// The guide strands of the prepared groom, alone (strand k = guide slot k).
+fn guide_groom(ctx: &Ctx, full: &Groom) -> Result<Groom> {
+    let keep = guide_indices(ctx)?;
+    let set: std::collections::HashSet<usize> = keep.into_iter().collect();
+    Ok(full.filter_strands(|s| set.contains(&s)))
+}
+
+/// Simulates `groom` among `colliders` over `frames` into `name` (resuming a killed run from
+/// the checkpoints in `.tress/work-<work>`; no checkpoints without `work`), with extra
+/// accelerations from `forces`.
+fn run_simulation(
+    ctx: &Ctx,
+    groom: &Groom,
+    colliders: Colliders,
+    (first, last): (i64, i64),
+    name: &str,
+    work: Option<&str>,
+    forces: Option<Box<dyn ExternalForces>>,
+) -> Result<()> {
+    let job = ctx.job;
+    let start = first as f64 / job.fps;
+    let mut sim = Simulation::new(
+        groom,
         job.material.clone(),
         job.simulate.clone(),
         colliders,
         start,
     );
-    let name = if guides_only { "guides.tcache" } else { "gt.tcache" };
+    sim.forces = forces;
     let topology = groom.to_strands();
     let info = CacheInfo {
         topology: topology.clone(),
         fps: job.fps,
         frames: Vec::new(),
     };
-    let sink = create_sink(
-        &ctx.out.join(name),
-        &info,
-        job.first as f64,
-        &SinkOptions::default(),
-    )?;
-    let work: PathBuf = ctx.out.join(".tress").join(format!(
-        "work-{}",
-        if guides_only { "guide_sim" } else { "simulate" }
-    ));
+    let sink = create_sink(&ctx.out.join(name), &info, first as f64, &SinkOptions::default())?;
+    let work: Option<PathBuf> = work.map(|w| ctx.out.join(".tress").join(format!("work-{w}")));
     // Resume a run that was killed, unless the job changed since (then start over).
-    let resume = crate::sim::checkpoint::matches(&work.join("state.ckpt"), &sim);
+    let resume = work
+        .as_ref()
+        .is_some_and(|w| crate::sim::checkpoint::matches(&w.join("state.ckpt"), &sim));
     let plan = RunPlan {
         fps: job.fps,
-        first: job.first,
-        last: job.last,
-        checkpoint_every: job.checkpoint_every,
-        work_dir: Some(work.clone()),
+        first,
+        last,
+        checkpoint_every: work.as_ref().and(job.checkpoint_every),
+        work_dir: work.clone(),
         resume,
     };
-    let frames = (job.last - job.first + 1) as u64;
+    let frames = (last - first + 1) as u64;
     let bar = if !ctx.quiet && std::io::stderr().is_terminal() {
         let b = ProgressBar::new(frames);
         b.set_style(
@@ -152,31 +268,186 @@ pub fn simulate(ctx: &Ctx, guides_only: bool) -> Result<Vec<String>> {
             report.max_residual_penetration * 10.0
         );
     }
-    Ok(vec![name.into()])
+    Ok(())
 }
 
-/// The whole groom of chunk `chunk` from the guides (`parts/hair.A-B.tcache`).
+/// The skinning model (`skinning.tskin`) fitted on the training simulation (001 §6).
+pub fn fit(ctx: &Ctx) -> Result<Vec<String>> {
+    let job = ctx.job;
+    let groom = prepared(&ctx.out)?;
+    let guides = guide_indices(ctx)?;
+    let mut frames = HeadFrames::open(&ctx.out.join("training.tcache"), &groom)?;
+    let quiet = ctx.quiet;
+    let mut progress = |m: &str| {
+        if !quiet {
+            eprintln!("           {m}");
+        }
+    };
+    let (model, report) =
+        crate::guides::skinning::fit(&groom, &guides, &mut frames, &job.guides.fit, &mut progress)?;
+    let path = ctx.out.join("skinning.tskin");
+    tress_formats::skin::write(&path, &model).map_err(|e| crate::groom::files::output_error(&path, e))?;
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let report_path = ctx.out.join("skinning.json");
+    let doc = serde_json::json!({
+        "report": report,
+        "file_bytes": bytes,
+        "bytes_per_strand": bytes as f64 / groom.strand_count().max(1) as f64,
+    });
+    tress_formats::atomic::write(
+        &report_path,
+        serde_json::to_string_pretty(&doc).expect("json").as_bytes(),
+    )
+    .map_err(|e| crate::groom::files::output_error(&report_path, e))?;
+    if !quiet {
+        eprintln!(
+            "           {} guides, {:.1} eligible and {:.1} sets per strand, training RMSE {:.3} cm, {} bytes ({:.0} per strand), {:.1} s",
+            report.guides,
+            report.eligible_mean,
+            report.sets_mean,
+            report.training_rmse,
+            bytes,
+            bytes as f64 / groom.strand_count().max(1) as f64,
+            report.seconds
+        );
+    }
+    Ok(vec!["skinning.tskin".into(), "skinning.json".into()])
+}
+
+/// The interpolator of a method row for the prepared groom with guides `guides`.
+pub fn interpolator(
+    ctx: &Ctx,
+    groom: &Groom,
+    guides: &[usize],
+    row: &MethodRow,
+) -> Result<Box<dyn Interpolator>> {
+    let job = ctx.job;
+    let skinning = || Skinning::load(&ctx.out.join("skinning.tskin"), groom);
+    Ok(match row.method {
+        Method::Idw => Box::new(IdwModel::new(groom, guides, job.guides.neighbors)?),
+        Method::Nearest => Box::new(NearestGuide::new(groom, guides)?),
+        Method::Static => Box::new(StaticSkinning::new(skinning()?)),
+        Method::Adaptive => Box::new(AdaptiveSkinning::new(skinning()?, job.guides.adaptive.clone())),
+    })
+}
+
+/// The guides of two-way rows simulated with two-way collision correction (001 §5):
+/// `guides.<row>.tcache` each.
+pub fn two_way(ctx: &Ctx) -> Result<Vec<String>> {
+    let job = ctx.job;
+    let full = prepared(&ctx.out)?;
+    let guides = guide_indices(ctx)?;
+    let groom = guide_groom(ctx, &full)?;
+    let scene = scene_of(job, full.clone())?;
+    let mut out = Vec::new();
+    for row in job.rows.iter().filter(|r| r.two_way) {
+        let colliders = job_colliders(job, &ctx.out, &scene)?;
+        let coupling = TwoWay::new(
+            interpolator(ctx, &full, &guides, row)?,
+            job.guides.correction.clone(),
+        );
+        let stats = coupling.stats.clone();
+        let name = format!("guides.{}.tcache", row.stem());
+        // No checkpoints: the coupling's state (the adaptive sets) is not in them.
+        run_simulation(
+            ctx,
+            &groom,
+            colliders,
+            (job.first, job.last),
+            &name,
+            None,
+            Some(Box::new(coupling)),
+        )?;
+        let st = *stats.lock().expect("not poisoned");
+        if !ctx.quiet {
+            eprintln!(
+                "           {}: {:.1} normal particles in a solid per frame, {} blocks of Eq. 4; interpolation {:.2} s, correction {:.2} s",
+                row.key,
+                st.colliding as f64 / st.frames.max(1) as f64,
+                st.blocks,
+                st.interpolation,
+                st.correction
+            );
+        }
+        let stats_name = format!("guides.{}.json", row.stem());
+        let path = ctx.out.join(&stats_name);
+        tress_formats::atomic::write(&path, serde_json::to_string_pretty(&st).expect("json").as_bytes())
+            .map_err(|e| crate::groom::files::output_error(&path, e))?;
+        out.push(name);
+        out.push(stats_name);
+    }
+    Ok(out)
+}
+
+/// The guide cache a row's upsampling reads.
+fn guide_cache(row: &MethodRow) -> String {
+    if row.two_way {
+        format!("guides.{}.tcache", row.stem())
+    } else {
+        "guides.tcache".into()
+    }
+}
+
+/// What one row's upsampling of a chunk cost (`parts/times.A-B.json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RowTimes {
+    pub key: String,
+    pub frames: u64,
+    /// Seconds: guide graph + grouping + assignment, interpolation, position-based correction.
+    pub grouping: f64,
+    pub interpolation: f64,
+    pub projection: f64,
+    pub transform: f64,
+    /// The method's own counts (adaptive: pairs split, set switches).
+    #[serde(default)]
+    pub diagnostics: serde_json::Value,
+}
+
+impl RowTimes {
+    fn new(key: &str, t: &UpsampleTimes) -> RowTimes {
+        RowTimes {
+            key: key.to_string(),
+            frames: t.frames,
+            grouping: t.interp.grouping.as_secs_f64(),
+            interpolation: t.interp.interpolation.as_secs_f64(),
+            projection: t.projection.as_secs_f64(),
+            transform: t.transform.as_secs_f64(),
+            diagnostics: serde_json::Value::Null,
+        }
+    }
+}
+
+/// An upsampler for a row: its interpolator, the job's colliders, its correction.
+pub fn upsampler(
+    ctx: &Ctx,
+    groom: &Groom,
+    guides: &[usize],
+    row: &MethodRow,
+    sinks: Vec<Box<dyn FrameSink>>,
+) -> Result<Upsampler> {
+    let job = ctx.job;
+    let colliders = job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?;
+    let projection = row.projection.then_some(job.simulate.collision_margin);
+    Ok(Upsampler::new(
+        interpolator(ctx, groom, guides, row)?,
+        job.fps,
+        Some(colliders),
+        projection,
+        sinks,
+    ))
+}
+
+/// The whole groom of chunk `chunk` from the guides, every method row
+/// (`parts/<row>.A-B.tcache`), and what each cost (`parts/times.A-B.json`). Methods that keep
+/// state between frames replay the frames before the chunk first, so any chunking gives the
+/// same frames.
 pub fn upsample(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
     let job = ctx.job;
     let groom = prepared(&ctx.out)?;
     let guides = guide_indices(ctx)?;
-    let colliders = if job.guides.resolve_collisions {
-        Some((
-            job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?,
-            job.fps,
-        ))
-    } else {
-        None
-    };
-    let projection = job
-        .guides
-        .resolve_collisions
-        .then_some(job.simulate.collision_margin);
     let (a, b) = chunk_frames(job, chunk);
-    let name = format!("parts/hair.{a}-{b}.tcache");
-    let path = ctx.out.join(&name);
-    std::fs::create_dir_all(path.parent().expect("parent")).map_err(|e| Error::Write {
-        path: path.clone(),
+    std::fs::create_dir_all(ctx.out.join("parts")).map_err(|e| Error::Write {
+        path: ctx.out.join("parts"),
         source: e,
     })?;
     let info = CacheInfo {
@@ -184,29 +455,50 @@ pub fn upsample(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
         fps: job.fps,
         frames: Vec::new(),
     };
-    let part = create_sink(&path, &info, a as f64, &SinkOptions::default())?;
-    let model = IdwModel::new(&groom, &guides, job.guides.neighbors)?;
-    let mut sink: Box<dyn FrameSink> =
-        Box::new(Upsampler::new(Box::new(model), colliders, projection, vec![part]));
-    // guides.tcache holds the guide strands in groom order, as the model expects them.
-    let mut r = TcacheReader::open(ctx.out.join("guides.tcache"))?;
-    for i in 0..r.len() {
-        let frame = r.frames[i].frame;
-        if (a as f64..=b as f64).contains(&frame) {
-            let p = r.frame(i)?;
-            sink.write(frame, &p, Some(r.pose(i)?))?;
+    let mut names = Vec::new();
+    let mut times = Vec::new();
+    for row in &job.rows {
+        let name = format!("parts/{}.{a}-{b}.tcache", row.stem());
+        let part = create_sink(&ctx.out.join(&name), &info, a as f64, &SinkOptions::default())?;
+        let mut up = upsampler(ctx, &groom, &guides, row, vec![part])?;
+        let mut r = TcacheReader::open(ctx.out.join(guide_cache(row)))?;
+        for i in 0..r.len() {
+            let frame = r.frames[i].frame;
+            if frame > b as f64 {
+                break;
+            }
+            if (a as f64..=b as f64).contains(&frame) {
+                let p = r.frame(i)?;
+                up.write(frame, &p, Some(r.pose(i)?))?;
+            } else if up.stateful() {
+                let p = r.frame(i)?;
+                up.upsample(frame, &p, &r.pose(i)?.into())?;
+            }
         }
+        let mut rt = RowTimes::new(&row.key, &up.times());
+        rt.diagnostics = up.diagnostics();
+        times.push(rt);
+        Box::new(up).finish()?;
+        names.push(name);
     }
-    sink.finish()?;
-    Ok(vec![name])
+    let tname = format!("parts/times.{a}-{b}.json");
+    let path = ctx.out.join(&tname);
+    tress_formats::atomic::write(
+        &path,
+        serde_json::to_string_pretty(&times).expect("json").as_bytes(),
+    )
+    .map_err(|e| crate::groom::files::output_error(&path, e))?;
+    names.push(tname);
+    Ok(names)
 }
 
-/// Frames of the upsampled parts, in order, with their head poses.
+/// Frames of a row's upsampled parts, in order, with their head poses.
 pub fn for_each_part_frame(
     ctx: &Ctx,
+    row: &MethodRow,
     mut f: impl FnMut(f64, &[[f32; 3]], tress_formats::tcache::HeadPose) -> Result<()>,
 ) -> Result<()> {
-    for part in ctx.parts()? {
+    for part in ctx.parts_of(row)? {
         let mut r = TcacheReader::open(ctx.out.join(&part.path))?;
         for i in 0..r.len() {
             let p = r.frame(i)?;
@@ -218,9 +510,9 @@ pub fn for_each_part_frame(
 
 /// Some frames of the upsampled parts, each found by seeking in its part (no decoding of the
 /// frames between).
-pub fn part_frames(ctx: &Ctx, frames: &[i64]) -> Result<Vec<Vec<[f32; 3]>>> {
+pub fn part_frames(ctx: &Ctx, row: &MethodRow, frames: &[i64]) -> Result<Vec<Vec<[f32; 3]>>> {
     let mut readers = Vec::new();
-    for part in ctx.parts()? {
+    for part in ctx.parts_of(row)? {
         readers.push(TcacheReader::open(ctx.out.join(&part.path))?);
     }
     frames
@@ -272,7 +564,7 @@ pub fn write(ctx: &Ctx) -> Result<Vec<String>> {
             &opts,
         )?);
     }
-    for_each_part_frame(ctx, |frame, p, pose| {
+    for_each_part_frame(ctx, &job.rows[0], |frame, p, pose| {
         for s in sinks.iter_mut() {
             s.write(frame, p, Some(pose))?;
         }

@@ -16,6 +16,8 @@ pub struct Counters {
     pub strain: Duration,
     /// Writing frames (wall).
     pub io: Duration,
+    /// Working out external accelerations (two-way coupling of reduced models, wall).
+    pub external: Duration,
     /// Whole steps (wall).
     pub total: Duration,
     pub steps: u64,

@@ -16,5 +16,5 @@ pub mod strand;
 pub mod volume;
 
 pub use material::Material;
-pub use solver::{FrameStats, SimOptions, Simulation};
+pub use solver::{ExternalForces, FrameStats, SimOptions, Simulation};
 pub use strand::Integrator;

@@ -79,6 +79,14 @@ pub struct FrameStats {
     pub contacts: u64,
 }
 
+/// Extra accelerations on the simulated particles, worked out from the state at the start of
+/// each substep and applied through it (the two-way coupling of reduced models, 001 §5).
+pub trait ExternalForces: Send {
+    /// World-space accelerations (cm/s², one per particle) for the substep starting at `time`
+    /// with positions `x`; `None` for none.
+    fn accelerations(&mut self, x: &[Vec3], time: f64, colliders: &Colliders) -> Option<Vec<Vec3>>;
+}
+
 /// A strand simulation in progress.
 pub struct Simulation {
     pub model: StrandModel,
@@ -90,6 +98,10 @@ pub struct Simulation {
     /// Current time (s).
     pub time: f64,
     pub counters: Counters,
+    /// Where extra accelerations come from, if anywhere.
+    pub forces: Option<Box<dyn ExternalForces>>,
+    /// This frame's extra accelerations (empty: none).
+    external: Vec<Vec3>,
     grid: HairGrid,
     rest_density: f32,
 }
@@ -138,6 +150,8 @@ impl Simulation {
             v,
             time: start,
             counters: Counters::default(),
+            forces: None,
+            external: Vec::new(),
             grid,
             rest_density,
         }
@@ -191,6 +205,7 @@ impl Simulation {
     pub fn step_frame(&mut self, dt: f64, hold_head: bool) -> FrameStats {
         let t_start = Instant::now();
         let t0 = self.time;
+
         let substeps = if hold_head {
             self.options.substeps.max(1)
         } else {
@@ -248,6 +263,13 @@ impl Simulation {
         targets: &[Vec3],
         hold_head: bool,
     ) -> (f32, ContactStats) {
+        if let Some(mut f) = self.forces.take() {
+            let t = Instant::now();
+            let now = if hold_head { self.time } else { t1 - h as f64 };
+            self.external = f.accelerations(&self.x, now, &self.colliders).unwrap_or_default();
+            self.forces = Some(f);
+            self.counters.external += t.elapsed();
+        }
         let hair_hair =
             self.options.hair_hair && (self.material.hair_friction > 0.0 || self.material.repulsion > 0.0);
         if hair_hair {
@@ -278,6 +300,7 @@ impl Simulation {
         let colliders = &colliders;
         let grid = &self.grid;
         let rest_density = self.rest_density;
+        let external = &self.external;
         // Split x and v into per-strand slices processed in parallel.
         let mut slices: Vec<(usize, &mut [Vec3], &mut [Vec3])> = Vec::with_capacity(model.strand_count());
         {
@@ -322,6 +345,12 @@ impl Simulation {
                             }
                         }
                         times[2] = t.elapsed();
+                    }
+                    if !external.is_empty() {
+                        let o = model.offsets[s];
+                        for (e, a) in ext.iter_mut().zip(&external[o..o + x.len()]) {
+                            *e += *a;
+                        }
                     }
                     let t = Instant::now();
                     step_strand(model, s, x, v, ext, near, &input, options.integrator, sc);

@@ -1,0 +1,459 @@
+//! Adaptive skinning (001 §4, Alg. 1): every frame, each normal strand picks, among its fitted
+//! guide sets, one whose guides still move together and do not straddle a solid.
+//!
+//! * Motion similarity (Eq. 2): d(i, j) = (‖p_i − p_j‖² / A_ij + σ ‖v_i − v_j‖² / B_ij) / (1 + σ)
+//!   over the stacked particles of guides i and j (head frame), A_ij and B_ij the training
+//!   normalizers stored with the model (see [`super::skinning::fit`]: B_ij is the pair's 99th
+//!   percentile rather than the paper's average), σ = 5. The division by 1 + σ is ours: A and B
+//!   are averages, so motion as discrepant as the training's average gives Eq. 2 the value
+//!   1 + σ = 6, above δ = 2 — the literal graph falls apart under any motion like the training
+//!   one (measured: 84 % of pairs split every frame on a held-out gentle motion). The paper's
+//!   runtime scenes are calmer than their training (a still head, solids moved by the user),
+//!   where the literal reading works. Normalized, δ = 2 splits pairs twice as discrepant as on
+//!   average in training. Second, ours too: relative velocities grow with how fast the head
+//!   moves, so B_ij is scaled by the frame's median of ‖v_i − v_j‖² / B_ij over all pairs when
+//!   that exceeds 1 — a faster head motion than the training's raises every pair alike and
+//!   splits none, while a pair moving apart from the rest (a solid between them) still splits.
+//!   On calm frames (median ≤ 1) this is the paper's rule.
+//! * Interpolation check (§4.2): the segments p_i(t)–p_j(t) between corresponding particles
+//!   must not pass through a solid (by default a prop, see below). The check is approximate, as in the paper: segments are
+//!   sphere-traced through the colliders' distance fields, particles pinned to the head are not
+//!   checked, and passing less than `check_tolerance` deep counts as clear (a chord between two
+//!   guides lying on a curved head dips under it by its sagitta).
+//! * Guide graph: an edge joins i and j when d(i, j) < δ (δ = 2) and the check passes. Only
+//!   guides that share an eligible set are ever interpolated together, so only those pairs are
+//!   tested; pairs that never share a set do not constrain a group.
+//! * Groups (Alg. 1, lines 1–15): around every guide g, its neighbours, closest (by d) first,
+//!   each kept if connected to every neighbour kept before it — the paper's removal of the
+//!   farther guide of every unconnected pair, done in one ordered pass.
+//! * Assignment (Eq. 3): a strand keeps its previous set while the set lies inside some group
+//!   (its distance to itself is zero, the minimum); otherwise it takes, among its sets lying
+//!   inside a group, the one whose interpolation is closest to the previous set's. Ours: a
+//!   strand returns to its best-fitting set once that is valid again and the switch moves it
+//!   less than `return_distance` — Eq. 3 alone never returns, so every transient split would
+//!   leave strands on worse sets for the rest of the shot.
+//! * The interpolation check and the two-way correction answer to props by default: the head
+//!   and body are in every training frame, and the fitted sets already respect them.
+//! * Interpolation (Eq. 5) with the chosen sets, as static skinning does.
+
+use std::time::Instant;
+
+use glam::Vec3;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::interpolator::{GuideFrame, InterpTimes, Interpolator, Method};
+use super::layout::GuideLayout;
+use super::skinning::model::Skinning;
+use crate::collide::ColliderFrame;
+use crate::error::Result;
+use crate::groom::split_strands_mut;
+
+/// Settings of the runtime adaptation, with 001's values as defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdaptiveOptions {
+    /// σ of Eq. 2: weight of velocity differences.
+    pub sigma: f32,
+    /// δ: guides are connected while their motion similarity is below it.
+    pub delta: f32,
+    /// Check interpolation segments against the solids.
+    pub check: bool,
+    /// Which solids: `props` (default; solids the training never saw — the head and body are in
+    /// every training frame, so the fitted sets already respect them) or `all`.
+    pub check_solids: crate::guides::two_way::CorrectionSolids,
+    /// Depth (cm) a segment may pass inside a solid and still count as clear.
+    pub check_tolerance: f32,
+    /// A strand returns to its best-fitting set once that set is valid again and its result
+    /// lies within this RMS distance (cm) of the current one (0: never, the paper's Eq. 3).
+    pub return_distance: f32,
+}
+
+impl Default for AdaptiveOptions {
+    fn default() -> Self {
+        AdaptiveOptions {
+            sigma: 5.0,
+            delta: 2.0,
+            check: true,
+            check_solids: crate::guides::two_way::CorrectionSolids::Props,
+            check_tolerance: 0.3,
+            return_distance: 0.2,
+        }
+    }
+}
+
+/// Counts of what adaptation did, over all frames so far.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct AdaptiveStats {
+    pub frames: u64,
+    /// Guide pairs tested, and disconnected by motion or by a solid.
+    pub pairs: u64,
+    pub split_by_motion: u64,
+    /// Of those, split by their positions alone.
+    pub split_by_position: u64,
+    pub split_by_solid: u64,
+    /// Strand-frames whose set changed.
+    pub switches: u64,
+    /// Sum of group sizes (mean: / (frames × guides)).
+    pub group_members: u64,
+    /// Sum over frames of the velocity scaling (≥ 1).
+    pub intensity_sum: f64,
+    /// Pair-frames by ‖v_i − v_j‖² / B_ij, in the bins of [`RATIO_BINS`].
+    pub ratio_histogram: [u64; 9],
+}
+
+/// Upper edges of the velocity-ratio histogram's bins (the last bin is unbounded).
+pub const RATIO_BINS: [f32; 8] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0];
+
+pub struct AdaptiveSkinning {
+    pub skin: Skinning,
+    pub options: AdaptiveOptions,
+    /// Per guide: (other guide, pair index), by other guide.
+    neighbours: Vec<Vec<(u32, u32)>>,
+    /// Per strand: its current set (index into the model's sets).
+    current: Vec<u32>,
+    previous: Option<(Vec<Vec3>, f64)>,
+    pub stats: AdaptiveStats,
+    times: InterpTimes,
+}
+
+impl AdaptiveSkinning {
+    pub fn new(skin: Skinning, options: AdaptiveOptions) -> AdaptiveSkinning {
+        let mut neighbours = vec![Vec::new(); skin.layout.guide_count()];
+        for (k, &[a, b]) in skin.model.pairs.iter().enumerate() {
+            neighbours[a as usize].push((b, k as u32));
+            neighbours[b as usize].push((a, k as u32));
+        }
+        for n in &mut neighbours {
+            n.sort_unstable();
+        }
+        let current = (0..skin.layout.strand_count())
+            .map(|s| skin.sets(s).start as u32)
+            .collect();
+        AdaptiveSkinning {
+            skin,
+            options,
+            neighbours,
+            current,
+            previous: None,
+            stats: AdaptiveStats::default(),
+            times: InterpTimes::default(),
+        }
+    }
+
+    /// The pair index of guides `a` and `b`, if they share an eligible set.
+    fn pair(&self, a: u32, b: u32) -> Option<u32> {
+        let n = &self.neighbours[a as usize];
+        n.binary_search_by_key(&b, |x| x.0).ok().map(|i| n[i].1)
+    }
+
+    /// Strand `s`'s current set.
+    pub fn current_set(&self, s: usize) -> usize {
+        self.current[s] as usize
+    }
+
+    /// Whether segments between corresponding particles of two guides (world space) stay out
+    /// of the solids (§4.2), sphere-tracing each segment.
+    fn segments_clear(&self, a: &[Vec3], b: &[Vec3], colliders: &ColliderFrame, first: usize) -> bool {
+        let tol = self.options.check_tolerance;
+        let all = self.options.check_solids == crate::guides::two_way::CorrectionSolids::All;
+        for j in first..a.len().min(b.len()) {
+            let (p, q) = (a[j], b[j]);
+            let len = p.distance(q);
+            let dir = if len > 0.0 { (q - p) / len } else { Vec3::ZERO };
+            let mut t: f32 = 0.0;
+            loop {
+                let x = p + dir * t.min(len);
+                let hit = if all {
+                    colliders.query(x)
+                } else {
+                    colliders.query_props(x)
+                };
+                let d = hit.map_or(f32::INFINITY, |c| c.distance);
+                if d < -tol {
+                    return false;
+                }
+                if t >= len {
+                    break;
+                }
+                // Nothing lies closer than d: stepping d (plus the tolerated depth) cannot skip
+                // over more than `tol` of a solid.
+                t += (d + tol).max(0.02);
+            }
+        }
+        true
+    }
+
+    /// The guide graph's edges (per pair: connected?) for this frame.
+    fn edges(&mut self, frame: &GuideFrame) -> (Vec<bool>, Vec<f32>) {
+        let layout = &self.skin.layout;
+        let model = &self.skin.model;
+        let dt = self
+            .previous
+            .as_ref()
+            .map(|(_, t)| (frame.time - t) as f32)
+            .filter(|d| *d > 0.0);
+        let prev = self.previous.as_ref().map(|(p, _)| p.as_slice());
+        let opts = &self.options;
+        // World positions for the interpolation check.
+        let relevant = |c: &&ColliderFrame| {
+            opts.check_solids == crate::guides::two_way::CorrectionSolids::All || c.has_props()
+        };
+        let world: Option<Vec<Vec3>> = frame
+            .colliders
+            .filter(|c| opts.check && relevant(c))
+            .map(|_| frame.guides.iter().map(|p| frame.pose.apply_f32(*p)).collect());
+        let first_free = 2;
+        // Squared position and velocity differences of every pair, relative to training.
+        let rel: Vec<(f32, f32)> = model
+            .pairs
+            .par_iter()
+            .enumerate()
+            .map(|(k, &[a, b])| {
+                let (pa, pb) = (
+                    layout.guide(a as usize, frame.guides),
+                    layout.guide(b as usize, frame.guides),
+                );
+                let dp: f32 = pa.iter().zip(pb).map(|(x, y)| x.distance_squared(*y)).sum();
+                let dv: f32 = match (prev, dt) {
+                    (Some(prev), Some(dt)) => {
+                        let (qa, qb) = (layout.guide(a as usize, prev), layout.guide(b as usize, prev));
+                        (0..pa.len().min(pb.len()))
+                            .map(|j| (((pa[j] - qa[j]) - (pb[j] - qb[j])) / dt).length_squared())
+                            .sum()
+                    }
+                    _ => 0.0,
+                };
+                (dp / model.pair_a[k].max(1e-12), dv / model.pair_b[k].max(1e-6))
+            })
+            .collect();
+        // How much more the guides move against each other than in training, this frame.
+        let intensity = {
+            let mut v: Vec<f32> = rel.iter().map(|r| r.1).collect();
+            if v.is_empty() {
+                1.0
+            } else {
+                let mid = v.len() / 2;
+                *v.select_nth_unstable_by(mid, f32::total_cmp).1
+            }
+        }
+        .max(1.0);
+        self.stats.intensity_sum += intensity as f64;
+        for r in &rel {
+            let bin = RATIO_BINS
+                .iter()
+                .position(|&b| r.1 < b)
+                .unwrap_or(RATIO_BINS.len());
+            self.stats.ratio_histogram[bin] += 1;
+        }
+        let result: Vec<(bool, f32, u8)> = model
+            .pairs
+            .par_iter()
+            .zip(&rel)
+            .map(|(&[a, b], &(p, v))| {
+                // Eq. 2, normalized (see the module doc).
+                let d = (p + opts.sigma * v / intensity) / (1.0 + opts.sigma);
+                if d >= opts.delta {
+                    // 1: the positions alone split them; 3: their velocities did.
+                    let by_position = p / (1.0 + opts.sigma) >= opts.delta;
+                    return (false, d, if by_position { 1 } else { 3 });
+                }
+                if let (Some(w), Some(c)) = (&world, frame.colliders) {
+                    let (wa, wb) = (layout.guide(a as usize, w), layout.guide(b as usize, w));
+                    if !self.segments_clear(wa, wb, c, first_free) {
+                        return (false, d, 2);
+                    }
+                }
+                (true, d, 0)
+            })
+            .collect();
+        self.stats.pairs += result.len() as u64;
+        self.stats.split_by_motion += result.iter().filter(|r| r.2 == 1 || r.2 == 3).count() as u64;
+        self.stats.split_by_position += result.iter().filter(|r| r.2 == 1).count() as u64;
+        self.stats.split_by_solid += result.iter().filter(|r| r.2 == 2).count() as u64;
+        result.into_iter().map(|(c, d, _)| (c, d)).unzip()
+    }
+
+    /// Alg. 1, lines 1–15: a group around every guide (sorted guide slots, the guide included).
+    fn groups(&self, connected: &[bool], d: &[f32]) -> Vec<Vec<u32>> {
+        (0..self.neighbours.len())
+            .into_par_iter()
+            .map(|g| {
+                let mut cand: Vec<(f32, u32)> = self.neighbours[g]
+                    .iter()
+                    .filter(|(_, k)| connected[*k as usize])
+                    .map(|&(o, k)| (d[k as usize], o))
+                    .collect();
+                cand.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                let mut kept: Vec<u32> = Vec::with_capacity(cand.len() + 1);
+                for (_, t) in cand {
+                    let fits = kept
+                        .iter()
+                        .all(|&k| self.pair(t, k).is_none_or(|p| connected[p as usize]));
+                    if fits {
+                        kept.push(t);
+                    }
+                }
+                kept.push(g as u32);
+                kept.sort_unstable();
+                kept
+            })
+            .collect()
+    }
+}
+
+/// Bits of `eligible` present in the sorted `group`.
+fn mask_in(eligible: &[u32], group: &[u32]) -> u16 {
+    let mut m = 0u16;
+    for (k, g) in eligible.iter().enumerate() {
+        if group.binary_search(g).is_ok() {
+            m |= 1 << k;
+        }
+    }
+    m
+}
+
+impl Interpolator for AdaptiveSkinning {
+    fn method(&self) -> Method {
+        Method::Adaptive
+    }
+
+    fn layout(&self) -> &GuideLayout {
+        &self.skin.layout
+    }
+
+    fn stateful(&self) -> bool {
+        true
+    }
+
+    fn interpolate(&mut self, frame: &GuideFrame, out: &mut [Vec3]) -> Result<()> {
+        self.skin.layout.check_frame(frame.guides)?;
+        let t = Instant::now();
+        let (connected, d) = self.edges(frame);
+        let groups = self.groups(&connected, &d);
+        let mut in_groups: Vec<Vec<u32>> = vec![Vec::new(); groups.len()];
+        for (c, members) in groups.iter().enumerate() {
+            for &m in members {
+                in_groups[m as usize].push(c as u32);
+            }
+        }
+        let skin = &self.skin;
+        let layout = &skin.layout;
+        let rot = layout.rotations(frame.guides);
+        // Eq. 3: keep the set while it is valid, else the valid set closest to it.
+        let current = &self.current;
+        let return_sq = self.options.return_distance * self.options.return_distance;
+        let chosen: Vec<(u32, bool)> = (0..layout.strand_count())
+            .into_par_iter()
+            .map(|s| {
+                let cur = current[s];
+                if layout.is_guide(s) || layout.counts[s] == 0 {
+                    return (cur, false);
+                }
+                let eligible = skin.eligible(s);
+                let mut masks: Vec<u16> = Vec::new();
+                for g in eligible {
+                    for &c in &in_groups[*g as usize] {
+                        let m = mask_in(eligible, &groups[c as usize]);
+                        if !masks.iter().any(|&x| x & m == m) {
+                            masks.retain(|&x| x & m != x);
+                            masks.push(m);
+                        }
+                    }
+                }
+                let valid = |set: usize| {
+                    let m = skin.mask(set);
+                    masks.iter().any(|&x| x & m == m)
+                };
+                let n = layout.counts[s] as usize;
+                let best = skin.sets(s).start;
+                let mut before = vec![Vec3::ZERO; n];
+                if valid(cur as usize) {
+                    // Back to the best-fitting set when that is seamless (ours, see the option).
+                    if cur as usize != best && valid(best) && return_sq > 0.0 {
+                        skin.interpolate(s, cur as usize, &rot, frame.guides, &mut before);
+                        let mut trial = vec![Vec3::ZERO; n];
+                        skin.interpolate(s, best, &rot, frame.guides, &mut trial);
+                        let e: f32 = trial
+                            .iter()
+                            .zip(&before)
+                            .map(|(a, b)| a.distance_squared(*b))
+                            .sum();
+                        if e <= return_sq * n as f32 {
+                            return (best as u32, true);
+                        }
+                    }
+                    return (cur, false);
+                }
+                skin.interpolate(s, cur as usize, &rot, frame.guides, &mut before);
+                let mut trial = vec![Vec3::ZERO; n];
+                let mut best: Option<(f32, usize)> = None;
+                for set in skin.sets(s).filter(|&k| valid(k)) {
+                    skin.interpolate(s, set, &rot, frame.guides, &mut trial);
+                    let e: f32 = trial
+                        .iter()
+                        .zip(&before)
+                        .map(|(a, b)| a.distance_squared(*b))
+                        .sum();
+                    if best.is_none_or(|(b, _)| e < b) {
+                        best = Some((e, set));
+                    }
+                }
+                match best {
+                    Some((_, set)) => (set as u32, true),
+                    None => (cur, false),
+                }
+            })
+            .collect();
+        self.stats.switches += chosen.iter().filter(|c| c.1).count() as u64;
+        self.stats.group_members += groups.iter().map(|g| g.len() as u64).sum::<u64>();
+        self.stats.frames += 1;
+        self.current = chosen.into_iter().map(|c| c.0).collect();
+        let grouped = t.elapsed();
+        // Eq. 5 with the chosen sets.
+        let t = Instant::now();
+        let current = &self.current;
+        split_strands_mut(out, &layout.counts)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(s, dst)| {
+                if let Some(slot) = layout.slot(s) {
+                    dst.copy_from_slice(layout.guide(slot, frame.guides));
+                } else if !dst.is_empty() {
+                    skin.interpolate(s, current[s] as usize, &rot, frame.guides, dst);
+                }
+            });
+        self.times.grouping += grouped;
+        self.times.interpolation += t.elapsed();
+        self.previous = Some((frame.guides.to_vec(), frame.time));
+        Ok(())
+    }
+
+    fn weights(&self, s: usize, out: &mut Vec<(u32, Vec<f32>)>) {
+        out.clear();
+        if !self.skin.layout.is_guide(s) && self.skin.layout.counts[s] > 0 {
+            self.skin.set_weights(s, self.current[s] as usize, out);
+        }
+    }
+
+    fn times(&self) -> InterpTimes {
+        self.times
+    }
+
+    fn diagnostics(&self) -> serde_json::Value {
+        let st = &self.stats;
+        let f = st.frames.max(1) as f64;
+        serde_json::json!({
+            "frames": st.frames,
+            "pairs": st.pairs as f64 / f,
+            "split_by_motion": st.split_by_motion as f64 / f,
+            "split_by_position": st.split_by_position as f64 / f,
+            "split_by_solid": st.split_by_solid as f64 / f,
+            "switches_per_frame": st.switches as f64 / f,
+            "mean_group": st.group_members as f64 / (f * self.skin.layout.guide_count().max(1) as f64),
+            "mean_velocity_scaling": st.intensity_sum / f,
+            "velocity_ratio_bins": RATIO_BINS,
+            "velocity_ratio_share": st.ratio_histogram.iter().map(|&c| c as f64 / (st.pairs.max(1) as f64)).collect::<Vec<_>>(),
+        })
+    }
+}

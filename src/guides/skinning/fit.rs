@@ -1,0 +1,538 @@
+//! Fitting the skinning model on a full simulation (001 §6, Alg. 2).
+//!
+//! 1. Eligible guides 𝒢 of each normal strand (001 §6.3): the lasso of Eq. 9 with the guides'
+//!    motion vectors as the basis (G̃), over the strand's `candidates` closest guides; guides
+//!    whose code exceeds ε are eligible (at most `max_eligible`, strongest first).
+//! 2. For every particle i, the Gram matrix H_i of the eligible guides' predictions
+//!    d_g(f) = B_g(i, f) s̄*_i − s̄_i(f), accumulated over the training frames (001 Eq. 7 with
+//!    Σw = 1, see [`super::qp`]); and, for every pair of guides sharing an eligible set, the
+//!    normalizers of 001 §7.1: A_ij the training average of ‖p_i − p_j‖², B_ij the 99th
+//!    percentile of ‖v_i − v_j‖² over the training frames — not the paper's average: relative
+//!    velocities are heavy-tailed (measured on the quickstart: 24 % of pair-frames exceed the
+//!    average), so an average makes ordinary training-like motion split guide pairs.
+//! 3. Alg. 2: every non-empty subset 𝒢' ⊆ 𝒢, in ascending size: per-particle weights by Eq. 7,
+//!    a quadratic along the strand per guide by Eq. 8, and the set is kept unless some guide's
+//!    weight stays below ε everywhere. The best-fitting kept set (the static-skinning set) is
+//!    stored first.
+//!
+//! The frames are streamed, twice (more for grooms whose accumulators exceed the memory
+//! budget: strands are then fitted in batches, each batch streaming the frames again).
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
+
+use glam::Vec3;
+use nalgebra::DMatrix;
+use rayon::prelude::*;
+use serde::Serialize;
+use tress_formats::skin::{MAX_ELIGIBLE, SkinModel};
+
+use super::qp::simplex_least_squares;
+use crate::error::{Error, Result};
+use crate::groom::Groom;
+use crate::guides::layout::GuideLayout;
+use crate::guides::sparse::lasso_gram;
+use crate::guides::training::HeadFrames;
+
+/// Settings of the fit, with 001's values as defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FitOptions {
+    /// β of 001 Eq. 9.
+    pub beta: f64,
+    /// ε of 001 §6.3 and Alg. 2.
+    pub epsilon: f32,
+    /// Most eligible guides per strand (2^n − 1 subsets are fitted).
+    pub max_eligible: usize,
+    /// Closest guides the lasso chooses the eligible ones from.
+    pub candidates: usize,
+    /// Bytes the per-particle accumulators may take before strands are fitted in batches.
+    pub memory_budget: usize,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            beta: 0.15,
+            epsilon: 0.01,
+            max_eligible: 6,
+            candidates: 16,
+            memory_budget: 1 << 30,
+        }
+    }
+}
+
+/// What a fit did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FitReport {
+    pub frames: usize,
+    pub strands: usize,
+    pub guides: usize,
+    /// Eligible guides per normal strand, on average.
+    pub eligible_mean: f64,
+    /// Guide sets per normal strand, on average.
+    pub sets_mean: f64,
+    /// Training error of static skinning: RMS distance (cm) of the normal particles from where
+    /// their best set puts them, over the training frames.
+    pub training_rmse: f64,
+    pub seconds: f64,
+    /// Passes over the training frames.
+    pub passes: usize,
+}
+
+/// The `k` guides closest to strand `s` (mean distance of corresponding rest particles, among
+/// the 4k with the closest roots), closest first.
+pub fn closest_guides(layout: &GuideLayout, s: usize, k: usize) -> Vec<u32> {
+    let me = layout.strand(s);
+    let mut by_root: Vec<(f32, u32)> = (0..layout.guide_count())
+        .map(|g| (me[0].distance_squared(layout.guide_rest(g)[0]), g as u32))
+        .collect();
+    let pool = (4 * k).min(by_root.len());
+    if pool == 0 {
+        return Vec::new();
+    }
+    by_root.select_nth_unstable_by(pool - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut near: Vec<(f32, u32)> = by_root[..pool]
+        .iter()
+        .map(|&(_, g)| {
+            let gr = layout.guide_rest(g as usize);
+            let d: f32 = me
+                .iter()
+                .enumerate()
+                .map(|(i, p)| p.distance(gr[i.min(gr.len() - 1)]))
+                .sum();
+            (d, g)
+        })
+        .collect();
+    near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    near.truncate(k);
+    near.into_iter().map(|(_, g)| g).collect()
+}
+
+/// ⟨a, b⟩ over the first min(len) particles.
+fn dot(a: &[Vec3], b: &[Vec3]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x.dot(*y) as f64).sum()
+}
+
+/// Pass 1: each normal strand's eligible guides (slots, increasing) by the lasso of Eq. 9.
+fn eligible_guides(
+    layout: &GuideLayout,
+    training: &mut HeadFrames,
+    opts: &FitOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Vec<u32>>> {
+    let n = layout.strand_count();
+    let g = layout.guide_count();
+    let pools: Vec<Vec<u32>> = (0..n)
+        .into_par_iter()
+        .map(|s| {
+            if layout.is_guide(s) || layout.counts[s] == 0 {
+                Vec::new()
+            } else {
+                closest_guides(layout, s, opts.candidates.max(1))
+            }
+        })
+        .collect();
+    let mut gg = vec![0.0f64; g * g];
+    let mut sg: Vec<Vec<f64>> = pools.iter().map(|p| vec![0.0; p.len()]).collect();
+    let mut ss = vec![0.0f64; n];
+    let frames = training.len();
+    for f in 0..frames {
+        let (x, _) = training.frame(f)?;
+        let strand = |s: usize| &x[layout.offsets[s]..layout.offsets[s + 1]];
+        let rows: Vec<Vec<f64>> = (0..g)
+            .into_par_iter()
+            .map(|a| {
+                let xa = strand(layout.guides[a]);
+                (a..g).map(|b| dot(xa, strand(layout.guides[b]))).collect()
+            })
+            .collect();
+        for (a, row) in rows.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                gg[a * g + a + j] += v;
+            }
+        }
+        sg.par_iter_mut()
+            .zip(&pools)
+            .zip(ss.par_iter_mut())
+            .enumerate()
+            .for_each(|(s, ((acc, pool), ssum))| {
+                if pool.is_empty() {
+                    return;
+                }
+                let xs = strand(s);
+                *ssum += dot(xs, xs);
+                for (v, &k) in acc.iter_mut().zip(pool) {
+                    *v += dot(xs, strand(layout.guides[k as usize]));
+                }
+            });
+        if f % 25 == 0 || f + 1 == frames {
+            progress(&format!("eligible guides: frame {}/{frames}", f + 1));
+        }
+    }
+    let norm = |a: usize, b: usize| if a <= b { gg[a * g + b] } else { gg[b * g + a] };
+    Ok((0..n)
+        .into_par_iter()
+        .map(|s| {
+            let pool = &pools[s];
+            if pool.is_empty() {
+                return Vec::new();
+            }
+            let k = pool.len();
+            let nk: Vec<f64> = pool
+                .iter()
+                .map(|&a| norm(a as usize, a as usize).sqrt().max(1e-30))
+                .collect();
+            let ns = ss[s].sqrt().max(1e-30);
+            let gram: Vec<f64> = (0..k * k)
+                .map(|i| norm(pool[i / k] as usize, pool[i % k] as usize) / (nk[i / k] * nk[i % k]))
+                .collect();
+            let c: Vec<f64> = (0..k).map(|j| sg[s][j] / (nk[j] * ns)).collect();
+            let alpha = lasso_gram(&gram, &c, opts.beta);
+            let mut strong: Vec<(f64, u32)> = alpha
+                .iter()
+                .zip(pool)
+                .filter(|(a, _)| **a > opts.epsilon as f64)
+                .map(|(a, g)| (*a, *g))
+                .collect();
+            strong.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            strong.truncate(opts.max_eligible.clamp(1, MAX_ELIGIBLE));
+            let mut chosen: Vec<u32> = strong.into_iter().map(|(_, g)| g).collect();
+            if chosen.is_empty() {
+                chosen.push(pool[0]);
+            }
+            chosen.sort_unstable();
+            chosen
+        })
+        .collect())
+}
+
+/// Per-particle Gram matrices (upper triangles) of one strand's eligible guides.
+struct StrandStats {
+    e: usize,
+    /// Per particle, e(e+1)/2 entries.
+    h: Vec<f64>,
+}
+
+fn tri(e: usize) -> usize {
+    e * (e + 1) / 2
+}
+
+/// The least-squares quadratic w(t) = a t² + b t + c through per-particle weights at
+/// t_i = i / (n − 1) (001 Eq. 8): the pseudo-inverse of [t² t 1], per strand length.
+struct PolyFit {
+    by_len: HashMap<usize, DMatrix<f64>>,
+}
+
+impl PolyFit {
+    fn new(lengths: impl Iterator<Item = usize>) -> PolyFit {
+        let mut by_len = HashMap::new();
+        for n in lengths {
+            by_len.entry(n).or_insert_with(|| {
+                let v = DMatrix::from_fn(n, 3, |i, j| {
+                    let t = if n > 1 { i as f64 / (n - 1) as f64 } else { 0.0 };
+                    t.powi(2 - j as i32)
+                });
+                v.pseudo_inverse(1e-12).expect("a Vandermonde matrix has an SVD")
+            });
+        }
+        PolyFit { by_len }
+    }
+
+    fn fit(&self, w: &[f64]) -> [f32; 3] {
+        let p = &self.by_len[&w.len()];
+        let mut out = [0.0f32; 3];
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = (0..w.len()).map(|i| p[(j, i)] * w[i]).sum::<f64>() as f32;
+        }
+        out
+    }
+}
+
+/// w(t) of a coefficient triple at particle `i` of `n`.
+pub fn poly_at(c: &[f32; 3], i: usize, n: usize) -> f32 {
+    let t = if n > 1 { i as f32 / (n - 1) as f32 } else { 0.0 };
+    (c[0] * t + c[1]) * t + c[2]
+}
+
+/// The weights skinning uses at particle `i`: the set's polynomials clamped at zero and scaled
+/// to sum to one (001 §6.2: "we simply normalize the weights when using them at runtime").
+pub fn runtime_weights(coefs: &[[f32; 3]], i: usize, n: usize, out: &mut [f32]) {
+    let mut sum = 0.0;
+    for (o, c) in out.iter_mut().zip(coefs) {
+        *o = poly_at(c, i, n).max(0.0);
+        sum += *o;
+    }
+    if sum > 0.0 {
+        out.iter_mut().for_each(|o| *o /= sum);
+    } else {
+        out.iter_mut().for_each(|o| *o = 1.0 / coefs.len() as f32);
+    }
+}
+
+/// One kept guide set of a strand: the bit mask over its eligible guides and one quadratic's
+/// coefficients per member (Eq. 8).
+type KeptSet = (u16, Vec<[f32; 3]>);
+
+/// Alg. 2 for one strand: its kept sets, best-fitting first, and that set's training objective.
+fn fit_strand(stats: &StrandStats, n: usize, epsilon: f32, poly: &PolyFit) -> (Vec<KeptSet>, f64) {
+    let e = stats.e;
+    let mut masks: Vec<u16> = (1..(1u32 << e)).map(|m| m as u16).collect();
+    masks.sort_by_key(|m| (m.count_ones(), *m));
+    let mut kept: Vec<(u16, Vec<[f32; 3]>, f64)> = Vec::new();
+    let mut h = Vec::with_capacity(64);
+    let full_h = |i: usize, a: usize, b: usize| {
+        let (a, b) = if a <= b { (a, b) } else { (b, a) };
+        stats.h[i * tri(e) + a * e - a * (a + 1) / 2 + b]
+    };
+    for mask in masks {
+        let members: Vec<usize> = (0..e).filter(|k| mask & (1 << k) != 0).collect();
+        let k = members.len();
+        // Per-particle weights (Eq. 7), then a quadratic per guide (Eq. 8).
+        let mut w = vec![vec![0.0f64; n]; k];
+        #[allow(clippy::needless_range_loop)] // i indexes both the statistics and w's columns
+        for i in 0..n {
+            h.clear();
+            for &a in &members {
+                for &b in &members {
+                    h.push(full_h(i, a, b));
+                }
+            }
+            let (wi, _) = simplex_least_squares(&h, k);
+            for (m, x) in wi.into_iter().enumerate() {
+                w[m][i] = x;
+            }
+        }
+        let coefs: Vec<[f32; 3]> = w.iter().map(|wm| poly.fit(wm)).collect();
+        // An unnecessary guide makes the set excessive (Alg. 2, lines 6–8).
+        let needed = coefs.iter().all(|c| (0..n).any(|i| poly_at(c, i, n) >= epsilon));
+        if !needed {
+            continue;
+        }
+        // The set's training error with the weights skinning will use.
+        let mut rw = vec![0.0f32; k];
+        let mut objective = 0.0;
+        for i in 0..n {
+            runtime_weights(&coefs, i, n, &mut rw);
+            for (x, &a) in members.iter().enumerate() {
+                for (y, &b) in members.iter().enumerate() {
+                    objective += rw[x] as f64 * rw[y] as f64 * full_h(i, a, b);
+                }
+            }
+        }
+        kept.push((mask, coefs, objective));
+    }
+    // Static skinning's set first: the best fit (larger sets win ties).
+    let best = (0..kept.len())
+        .min_by(|&a, &b| {
+            kept[a]
+                .2
+                .total_cmp(&kept[b].2)
+                .then(kept[b].0.count_ones().cmp(&kept[a].0.count_ones()))
+        })
+        .expect("single-guide sets are always kept");
+    let objective = kept[best].2;
+    let first = kept.remove(best);
+    let mut out = vec![(first.0, first.1)];
+    out.extend(kept.into_iter().map(|(m, c, _)| (m, c)));
+    (out, objective)
+}
+
+/// The `q` quantile of `v` (nearest rank; 0 for none).
+fn percentile(v: &mut [f32], q: f64) -> f32 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let k = ((v.len() - 1) as f64 * q).round() as usize;
+    *v.select_nth_unstable_by(k, f32::total_cmp).1
+}
+
+/// Fits the skinning model of `rest` (the prepared groom, head frame) with guide strands
+/// `guides` on the frames of `training` (a full simulation of the same groom).
+pub fn fit(
+    rest: &Groom,
+    guides: &[usize],
+    training: &mut HeadFrames,
+    opts: &FitOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(SkinModel, FitReport)> {
+    let start = Instant::now();
+    if guides.is_empty() {
+        return Err(Error::Invalid("a skinning model needs at least one guide".into()));
+    }
+    let layout = GuideLayout::new(rest, guides)?;
+    let n = layout.strand_count();
+    let frames = training.len();
+    let eligible = eligible_guides(&layout, training, opts, progress)?;
+    let mut passes = 1;
+    // Guide pairs that share an eligible set.
+    let pairs: Vec<[u32; 2]> = {
+        let mut set = BTreeSet::new();
+        for e in &eligible {
+            for (x, &a) in e.iter().enumerate() {
+                for &b in &e[x + 1..] {
+                    set.insert([a, b]);
+                }
+            }
+        }
+        set.into_iter().collect()
+    };
+    let mut pair_a = vec![0.0f64; pairs.len()];
+    // Every frame's squared velocity discrepancy per pair, for its 99th percentile.
+    let mut pair_dv: Vec<Vec<f32>> = vec![Vec::with_capacity(frames); pairs.len()];
+    // Batches of strands whose accumulators fit the budget.
+    let bytes = |s: usize| tri(eligible[s].len()) * layout.counts[s] as usize * 8;
+    let mut batches: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut used = 0usize;
+    for s in (0..n).filter(|&s| !eligible[s].is_empty()) {
+        if used + bytes(s) > opts.memory_budget && !batches.last().expect("one").is_empty() {
+            batches.push(Vec::new());
+            used = 0;
+        }
+        used += bytes(s);
+        batches.last_mut().expect("one").push(s);
+    }
+    let poly = PolyFit::new((0..n).map(|s| layout.counts[s] as usize).filter(|&c| c > 0));
+    let mut sets: Vec<Vec<(u16, Vec<[f32; 3]>)>> = vec![Vec::new(); n];
+    let mut objective = 0.0f64;
+    let mut fitted_particles = 0usize;
+    for (bi, batch) in batches.iter().enumerate() {
+        let mut stats: Vec<StrandStats> = batch
+            .iter()
+            .map(|&s| {
+                let e = eligible[s].len();
+                StrandStats {
+                    e,
+                    h: vec![0.0; tri(e) * layout.counts[s] as usize],
+                }
+            })
+            .collect();
+        let mut previous: Option<Vec<Vec3>> = None;
+        for f in 0..frames {
+            let (x, _) = training.frame(f)?;
+            let gp = layout.extract(&x);
+            let rot = layout.rotations(&gp);
+            stats.par_iter_mut().zip(batch).for_each(|(st, &s)| {
+                let e = st.e;
+                let me = layout.strand(s);
+                let cur = &x[layout.offsets[s]..layout.offsets[s + 1]];
+                let mut d = [Vec3::ZERO; MAX_ELIGIBLE];
+                for i in 0..me.len() {
+                    for (k, &g) in eligible[s].iter().enumerate() {
+                        d[k] = layout.carried(&rot, &gp, g as usize, i, me[i]) - cur[i];
+                    }
+                    let h = &mut st.h[i * tri(e)..(i + 1) * tri(e)];
+                    let mut o = 0;
+                    for a in 0..e {
+                        for b in a..e {
+                            h[o] += d[a].dot(d[b]) as f64;
+                            o += 1;
+                        }
+                    }
+                }
+            });
+            if bi == 0 {
+                // A_ij, B_ij (001 §7.1): squared differences of the stacked positions, and of the
+                // stacked velocities (from the frame before).
+                let fps = training.fps as f32;
+                let diffs: Vec<(f64, f64)> = pairs
+                    .par_iter()
+                    .map(|&[a, b]| {
+                        let (pa, pb) = (layout.guide(a as usize, &gp), layout.guide(b as usize, &gp));
+                        let dp: f64 = pa
+                            .iter()
+                            .zip(pb)
+                            .map(|(x, y)| x.distance_squared(*y) as f64)
+                            .sum();
+                        let dv = previous.as_ref().map_or(0.0, |prev| {
+                            let (qa, qb) = (layout.guide(a as usize, prev), layout.guide(b as usize, prev));
+                            (0..pa.len().min(pb.len()))
+                                .map(|j| (((pa[j] - qa[j]) - (pb[j] - qb[j])) * fps).length_squared() as f64)
+                                .sum()
+                        });
+                        (dp, dv)
+                    })
+                    .collect();
+                for (k, (dp, dv)) in diffs.into_iter().enumerate() {
+                    pair_a[k] += dp;
+                    if previous.is_some() {
+                        pair_dv[k].push(dv as f32);
+                    }
+                }
+                previous = Some(gp);
+            }
+            if f % 25 == 0 || f + 1 == frames {
+                progress(&format!(
+                    "skinning statistics{}: frame {}/{frames}",
+                    if batches.len() > 1 {
+                        format!(" (batch {}/{})", bi + 1, batches.len())
+                    } else {
+                        String::new()
+                    },
+                    f + 1
+                ));
+            }
+        }
+        passes += 1;
+        progress(&format!(
+            "fitting guide sets of {} strands (001 Alg. 2)",
+            batch.len()
+        ));
+        let fitted: Vec<(Vec<KeptSet>, f64)> = stats
+            .par_iter()
+            .zip(batch)
+            .map(|(st, &s)| fit_strand(st, layout.counts[s] as usize, opts.epsilon, &poly))
+            .collect();
+        for ((found, obj), &s) in fitted.into_iter().zip(batch) {
+            objective += obj;
+            fitted_particles += layout.counts[s] as usize;
+            sets[s] = found;
+        }
+    }
+    // Assemble the flat model.
+    let mut model = SkinModel {
+        counts: layout.counts.clone(),
+        guides: guides.iter().map(|&g| g as u32).collect(),
+        pairs,
+        pair_a: pair_a.iter().map(|a| (a / frames as f64) as f32).collect(),
+        pair_b: pair_dv.iter_mut().map(|v| percentile(v, 0.99)).collect(),
+        ..Default::default()
+    };
+    model.eligible_start.push(0);
+    model.set_start.push(0);
+    for s in 0..n {
+        model.eligible.extend(&eligible[s]);
+        model.eligible_start.push(model.eligible.len() as u32);
+        for (mask, coefs) in &sets[s] {
+            model.set_mask.push(*mask);
+            model.coefs.extend(coefs);
+        }
+        model.set_start.push(model.set_mask.len() as u32);
+    }
+    let normals = eligible.iter().filter(|e| !e.is_empty()).count().max(1);
+    let report = FitReport {
+        frames,
+        strands: n,
+        guides: guides.len(),
+        eligible_mean: model.eligible.len() as f64 / normals as f64,
+        sets_mean: model.set_mask.len() as f64 / normals as f64,
+        training_rmse: (objective / (fitted_particles.max(1) * frames.max(1)) as f64).sqrt(),
+        seconds: start.elapsed().as_secs_f64(),
+        passes,
+    };
+    // What the model came from (no timings: the same inputs give the same bytes).
+    model.meta = serde_json::json!({
+        "tress": crate::VERSION,
+        "training": training.path().file_name().map(|f| f.to_string_lossy().to_string()),
+        "frames": frames,
+        "options": opts,
+        "eligible_mean": report.eligible_mean,
+        "sets_mean": report.sets_mean,
+        "training_rmse": report.training_rmse,
+    })
+    .to_string();
+    model
+        .validate()
+        .map_err(|e| Error::Runtime(format!("the fitted model is inconsistent: {e}")))?;
+    Ok((model, report))
+}
