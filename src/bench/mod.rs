@@ -7,6 +7,7 @@ pub mod formats;
 pub mod sdf;
 pub mod sim;
 pub mod tcache;
+pub mod upsample;
 
 use std::time::{Duration, Instant};
 

@@ -20,6 +20,9 @@ pub enum BenchName {
     /// Simulation speed (particle-steps/s, s/frame) for 1 and 2 threads: straight.hair and a
     /// procedural straight groom of --strands strands (default 16,000 × 25).
     Sim,
+    /// Reduced-model cost per frame (001 §7.3): 150K strands × 25 points from 400 guides —
+    /// adaptive grouping, interpolation, two-way correction — beside static skinning and IDW.
+    Upsample,
 }
 
 #[derive(Debug, Args)]
@@ -43,6 +46,12 @@ pub struct BenchArgs {
     pub points: usize,
     #[arg(long, default_value_t = 10)]
     pub frames: usize,
+    /// upsample: guide strands.
+    #[arg(long, default_value_t = 400)]
+    pub guides: usize,
+    /// upsample: worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
     /// abc: keep the written archive at this path.
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -115,6 +124,49 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                     c.codec, c.bytes, c.ratio, c.encode_mb_per_s, c.decode_mb_per_s, c.max_error
                 );
             }
+            Ok(())
+        }
+        BenchName::Upsample => {
+            let strands = if a.strands == 16_000 { 150_000 } else { a.strands };
+            let r = bench::upsample::run(strands, a.guides, a.threads, a.frames)?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+                return Ok(());
+            }
+            println!(
+                "{} strands ({} points) from {} guides, {} threads, {} frames; model {:.1} MB ({:.0} bytes per strand, {:.1} sets per strand)",
+                r.strands,
+                r.points,
+                r.guides,
+                r.threads,
+                r.frames,
+                r.model_bytes as f64 / 1e6,
+                r.model_bytes_per_strand,
+                r.sets_per_strand
+            );
+            println!("{:<44} {:>10}", "ms per frame", "");
+            println!("{:<44} {:>10.2}", "IDW, 10 guides (baseline)", r.idw_ms);
+            println!("{:<44} {:>10.2}", "static skinning", r.static_ms);
+            println!(
+                "{:<44} {:>10.2}",
+                "adaptive: guide graph, grouping, assignment", r.adaptive_grouping_ms
+            );
+            println!(
+                "{:<44} {:>10.2}",
+                "adaptive: interpolation (Eq. 5)", r.adaptive_interpolation_ms
+            );
+            println!(
+                "{:<44} {:>10.2}",
+                "two-way: interpolation for the check", r.correction_interpolation_ms
+            );
+            println!(
+                "{:<44} {:>10.2}",
+                "two-way: penalties + Eq. 4", r.correction_solve_ms
+            );
+            println!(
+                "{:.0} normal particles in the rod and {:.0} set switches per frame",
+                r.colliding_per_frame, r.switches_per_frame
+            );
             Ok(())
         }
         BenchName::Sim => {

@@ -14,6 +14,7 @@ pub mod report;
 pub mod run_cmd;
 pub mod sdf_cmd;
 pub mod simulate;
+pub mod skinning_cmd;
 pub mod upsample_cmd;
 
 use clap::{Parser, Subcommand};
@@ -53,7 +54,7 @@ pub enum Command {
     Simulate(Box<simulate::SimulateArgs>),
     /// Run a job file: simulation, guides, upsampling, caches, previews, metrics, report.
     Run(run_cmd::RunArgs),
-    /// Upsample a guide cache to the whole groom (inverse-distance weights in guide frames).
+    /// Upsample a guide cache to the whole groom (IDW, nearest guide, static or adaptive skinning).
     Upsample(upsample_cmd::UpsampleArgs),
     /// Errors of a cache against a ground-truth cache (JSON and a markdown table).
     Eval(eval_cmd::EvalArgs),
@@ -66,6 +67,11 @@ pub enum Command {
     Preview(preview::PreviewArgs),
     /// Performance figures (reader speed, …).
     Bench(bench::BenchArgs),
+    /// Skinning models for reduced simulation (001 §6): fit on a full simulation.
+    Skinning {
+        #[command(subcommand)]
+        command: skinning_cmd::SkinningCommand,
+    },
     /// Procedural grooms.
     Groom {
         #[command(subcommand)]
@@ -88,5 +94,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Upsample(a) => upsample_cmd::run(&a),
         Command::Eval(a) => eval_cmd::run(&a),
         Command::Farm { command } => farm_cmd::run(&command),
+        Command::Skinning { command } => skinning_cmd::run(&command),
     }
 }

@@ -14,7 +14,10 @@ use crate::cache::{CacheInfo, SinkOptions, create_sink, parse_frame_range};
 use crate::error::{Error, Result};
 use crate::groom::{Transform, UpAxis};
 use crate::guides::Upsampler;
-use crate::guides::{IdwModel, select_uv_lattice};
+use crate::guides::{
+    AdaptiveOptions, AdaptiveSkinning, IdwModel, Interpolator, Method, NearestGuide, Skinning,
+    StaticSkinning, select_uv_lattice,
+};
 use crate::motion::HeadTrack;
 use crate::motion::Pose;
 use crate::sim::run::{RunPlan, run as run_plan};
@@ -62,14 +65,22 @@ pub struct SimulateArgs {
     pub fixed_substeps: bool,
     #[arg(long, value_enum)]
     pub integrator: Option<Integrator>,
-    /// full: every strand; reduced: about --guides strands on the root-UV lattice, simulated
-    /// alone and upsampled to the whole groom (inverse-distance weights in guide frames, then
-    /// pushed out of the colliders).
+    /// full: every strand; reduced: guide strands simulated alone and upsampled to the whole
+    /// groom every frame (--method), then pushed out of the colliders.
     #[arg(long, value_enum, default_value_t = Mode::Full)]
     pub mode: Mode,
-    /// Reduced mode: about this many guides.
+    /// Reduced mode without --skinning: about this many guides on the root-UV lattice.
     #[arg(long, default_value_t = 200)]
     pub guides: usize,
+    /// Reduced mode: a skinning model fitted to this groom (`tress skinning fit`); its guides
+    /// are simulated.
+    #[arg(long, value_name = "MODEL")]
+    pub skinning: Option<PathBuf>,
+    /// Reduced mode: how guides become the whole groom [default: adaptive with --skinning,
+    /// else idw].
+    #[arg(long, value_enum)]
+    pub method: Option<Method>,
+
     /// Leave out hair–hair interaction.
     #[arg(long)]
     pub no_hair_hair: bool,
@@ -183,17 +194,51 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
     for o in &a.output {
         sinks.push(create_sink(o, &full_info, first as f64, &SinkOptions::default())?);
     }
+    if a.mode == Mode::Full && (a.skinning.is_some() || a.method.is_some()) {
+        return Err(Error::Invalid(
+            "--skinning and --method need --mode reduced".into(),
+        ));
+    }
+    let method = a.method.unwrap_or(if a.skinning.is_some() {
+        Method::Adaptive
+    } else {
+        Method::Idw
+    });
     let (simulated, topology) = match a.mode {
         Mode::Full => (scene.groom.clone(), full_info.topology.clone()),
         Mode::Reduced => {
             // Simulate the guides; the sink upsamples every frame to the whole groom.
-            let guides = select_uv_lattice(&scene.groom, a.guides);
-            let model = IdwModel::new(&scene.groom, &guides, 10)?;
+            let interpolator = |skin: Option<Skinning>, guides: &[usize]| -> Result<Box<dyn Interpolator>> {
+                Ok(match (method, skin) {
+                    (Method::Idw, _) => Box::new(IdwModel::new(&scene.groom, guides, 10)?),
+                    (Method::Nearest, _) => Box::new(NearestGuide::new(&scene.groom, guides)?),
+                    (Method::Static, Some(s)) => Box::new(StaticSkinning::new(s)),
+                    (Method::Adaptive, Some(s)) => {
+                        Box::new(AdaptiveSkinning::new(s, AdaptiveOptions::default()))
+                    }
+                    (m, None) => {
+                        return Err(Error::Invalid(format!(
+                            "--method {m} needs --skinning (a model fitted with `tress skinning fit`)"
+                        )));
+                    }
+                })
+            };
+            let skin = a
+                .skinning
+                .as_ref()
+                .map(|p| Skinning::load(p, &scene.groom))
+                .transpose()?;
+            let guides = match &skin {
+                Some(s) => s.layout.guides.clone(),
+                None => select_uv_lattice(&scene.groom, a.guides),
+            };
+            let model = interpolator(skin, &guides)?;
+
             let (h2, _) = head_shape(&head_spec, &scene, &transform, a.sdf_cell)?;
             let projection = colliders(h2, &body, track.clone());
             let margin = options(a).collision_margin;
             let up = Upsampler::new(
-                Box::new(model),
+                model,
                 a.fps,
                 Some(projection),
                 Some(margin),
@@ -235,7 +280,7 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         );
         if a.mode == Mode::Reduced {
             eprintln!(
-                "reduced   {} guides simulated, upsampled to {} strands",
+                "reduced   {} guides simulated, upsampled to {} strands ({method})",
                 sim.model.strand_count(),
                 full_info.topology.counts.len()
             );

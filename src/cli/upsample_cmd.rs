@@ -82,7 +82,7 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         };
         guides.iter().map(|&g| (g, g)).collect()
     } else {
-        guide_mapping(a, &groom, &info)?
+        crate::guides::select::match_guide_strands(&a.guides, &groom, &info)?
     };
     let mut g_off = vec![0usize];
     for &c in &info.topology.counts {
@@ -139,75 +139,6 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         output_file(&f);
     }
     Ok(())
-}
-
-/// Which groom strand each strand of a guides-only cache is: by strand id, else by the nearest
-/// root; (groom strand, cache strand) pairs by groom strand.
-fn guide_mapping(
-    a: &UpsampleArgs,
-    groom: &crate::groom::Groom,
-    info: &CacheInfo,
-) -> Result<Vec<(usize, usize)>> {
-    let bad = |m: String| Error::Invalid(format!("{}: {m}", a.guides.display()));
-    // Where each guide strand starts in the cache, and its root.
-    let mut g_off = vec![0usize];
-    for &c in &info.topology.counts {
-        g_off.push(g_off.last().expect("non-empty") + c as usize);
-    }
-    let guide_root = |slot: usize| -> Result<Vec3> {
-        if info.topology.counts[slot] == 0 {
-            return Err(bad(format!("guide strand {slot} is empty")));
-        }
-        Ok(Vec3::from_array(info.topology.points[g_off[slot]]))
-    };
-    // Which groom strand each guide strand is: by strand id, else by the nearest root.
-    let mapping: Vec<usize> = match (&info.topology.attrs.id, &groom.attrs.id) {
-        (Some(gids), Some(ids)) => {
-            let index: std::collections::HashMap<u32, usize> =
-                ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-            gids.iter()
-                .map(|id| {
-                    index
-                        .get(id)
-                        .copied()
-                        .ok_or_else(|| bad(format!("guide strand id {id} is not in {}", a.groom.display())))
-                })
-                .collect::<Result<_>>()?
-        }
-        _ => (0..info.topology.counts.len())
-            .map(|slot| {
-                let r = guide_root(slot)?;
-                (0..groom.strand_count())
-                    .filter(|&s| !groom.strand(s).is_empty())
-                    .min_by(|&i, &j| {
-                        groom.strand(i)[0]
-                            .distance_squared(r)
-                            .total_cmp(&groom.strand(j)[0].distance_squared(r))
-                    })
-                    .ok_or_else(|| bad(format!("{} has no strands", a.groom.display())))
-            })
-            .collect::<Result<_>>()?,
-    };
-    let mut order: Vec<(usize, usize)> = mapping
-        .iter()
-        .copied()
-        .enumerate()
-        .map(|(slot, s)| (s, slot))
-        .collect();
-    order.sort();
-    if order.windows(2).any(|w| w[0].0 == w[1].0) {
-        return Err(bad("two guide strands map to the same groom strand".into()));
-    }
-    for &(s, slot) in &order {
-        if groom.counts()[s] != info.topology.counts[slot] || groom.counts()[s] == 0 {
-            return Err(bad(format!(
-                "guide strand {slot} has {} points, groom strand {s} {}",
-                info.topology.counts[slot],
-                groom.counts()[s]
-            )));
-        }
-    }
-    Ok(order)
 }
 
 fn up_diagnostics(u: &Upsampler) -> String {

@@ -105,6 +105,9 @@ pub struct AdaptiveStats {
 /// Upper edges of the velocity-ratio histogram's bins (the last bin is unbounded).
 pub const RATIO_BINS: [f32; 8] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0];
 
+/// Lists of guide slots (a group's members, or the groups a guide is in).
+type Groups = Vec<Vec<u32>>;
+
 pub struct AdaptiveSkinning {
     pub skin: Skinning,
     pub options: AdaptiveOptions,
@@ -113,6 +116,8 @@ pub struct AdaptiveSkinning {
     /// Per strand: its current set (index into the model's sets).
     current: Vec<u32>,
     previous: Option<(Vec<Vec3>, f64)>,
+    /// The last frame's guide groups, and the groups each guide was in.
+    last_groups: Option<(Groups, Groups)>,
     pub stats: AdaptiveStats,
     times: InterpTimes,
 }
@@ -136,6 +141,7 @@ impl AdaptiveSkinning {
             neighbours,
             current,
             previous: None,
+            last_groups: None,
             stats: AdaptiveStats::default(),
             times: InterpTimes::default(),
         }
@@ -343,6 +349,17 @@ impl Interpolator for AdaptiveSkinning {
         // Eq. 3: keep the set while it is valid, else the valid set closest to it.
         let current = &self.current;
         let return_sq = self.options.return_distance * self.options.return_distance;
+        // Groups unchanged since the last frame: a strand on its best set whose guides' groups
+        // are all unchanged keeps it without a look (the same answer, sooner).
+        // Per guide: whether any group it is in, was in, or joined changed.
+        let stale: Option<Vec<bool>> = self.last_groups.as_ref().map(|(last, last_in)| {
+            let changed: Vec<bool> = groups.iter().zip(last).map(|(a, b)| a != b).collect();
+            in_groups
+                .iter()
+                .zip(last_in)
+                .map(|(now, before)| now != before || now.iter().any(|c| changed[*c as usize]))
+                .collect()
+        });
         let chosen: Vec<(u32, bool)> = (0..layout.strand_count())
             .into_par_iter()
             .map(|s| {
@@ -351,6 +368,12 @@ impl Interpolator for AdaptiveSkinning {
                     return (cur, false);
                 }
                 let eligible = skin.eligible(s);
+                if let Some(stale) = &stale
+                    && cur as usize == skin.sets(s).start
+                    && eligible.iter().all(|g| !stale[*g as usize])
+                {
+                    return (cur, false);
+                }
                 let mut masks: Vec<u16> = Vec::new();
                 for g in eligible {
                     for &c in &in_groups[*g as usize] {
@@ -367,10 +390,10 @@ impl Interpolator for AdaptiveSkinning {
                 };
                 let n = layout.counts[s] as usize;
                 let best = skin.sets(s).start;
-                let mut before = vec![Vec3::ZERO; n];
                 if valid(cur as usize) {
                     // Back to the best-fitting set when that is seamless (ours, see the option).
                     if cur as usize != best && valid(best) && return_sq > 0.0 {
+                        let mut before = vec![Vec3::ZERO; n];
                         skin.interpolate(s, cur as usize, &rot, frame.guides, &mut before);
                         let mut trial = vec![Vec3::ZERO; n];
                         skin.interpolate(s, best, &rot, frame.guides, &mut trial);
@@ -385,6 +408,7 @@ impl Interpolator for AdaptiveSkinning {
                     }
                     return (cur, false);
                 }
+                let mut before = vec![Vec3::ZERO; n];
                 skin.interpolate(s, cur as usize, &rot, frame.guides, &mut before);
                 let mut trial = vec![Vec3::ZERO; n];
                 let mut best: Option<(f32, usize)> = None;
@@ -409,6 +433,7 @@ impl Interpolator for AdaptiveSkinning {
         self.stats.group_members += groups.iter().map(|g| g.len() as u64).sum::<u64>();
         self.stats.frames += 1;
         self.current = chosen.into_iter().map(|c| c.0).collect();
+        self.last_groups = Some((groups, in_groups));
         let grouped = t.elapsed();
         // Eq. 5 with the chosen sets.
         let t = Instant::now();
@@ -436,6 +461,12 @@ impl Interpolator for AdaptiveSkinning {
         }
     }
 
+    fn candidates(&self, s: usize, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(self.skin.eligible(s));
+        out.sort_unstable();
+    }
+
     fn times(&self) -> InterpTimes {
         self.times
     }
@@ -455,5 +486,103 @@ impl Interpolator for AdaptiveSkinning {
             "velocity_ratio_bins": RATIO_BINS,
             "velocity_ratio_share": st.ratio_histogram.iter().map(|&c| c as f64 / (st.pairs.max(1) as f64)).collect::<Vec<_>>(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guides::StaticSkinning;
+    use crate::guides::skinning::fit::tests::{N, blend_frame, fitted_fixture};
+    use crate::motion::Pose;
+    use glam::Quat;
+
+    /// Runs adaptive and static skinning of the fitted fixture over `frames` (guides only, head
+    /// frame) and returns the largest distance between their results and adaptive's set switches.
+    fn compare(frames: &[Vec<Vec3>]) -> (f32, u64) {
+        let dir =
+            std::env::temp_dir().join(format!("tress-adaptive-{}-{}", std::process::id(), frames.len()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (groom, model, _) = fitted_fixture(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut adaptive = AdaptiveSkinning::new(
+            Skinning::new(model.clone(), &groom).unwrap(),
+            AdaptiveOptions::default(),
+        );
+        let mut stat = StaticSkinning::new(Skinning::new(model, &groom).unwrap());
+        let mut a = vec![Vec3::ZERO; groom.points().len()];
+        let mut b = a.clone();
+        let mut worst = 0.0f32;
+        for (f, g) in frames.iter().enumerate() {
+            let frame = GuideFrame {
+                frame: f as f64,
+                time: f as f64 / 24.0,
+                guides: g,
+                pose: &Pose::IDENTITY,
+                colliders: None,
+            };
+            adaptive.interpolate(&frame, &mut a).unwrap();
+            stat.interpolate(&frame, &mut b).unwrap();
+            worst = a
+                .iter()
+                .zip(&b)
+                .map(|(x, y)| x.distance(*y))
+                .fold(worst, f32::max);
+        }
+        (worst, adaptive.stats.switches)
+    }
+
+    /// The guides' points of the fixture groom moved by `q` about the point `c`.
+    fn rigid(q: Quat, c: Vec3) -> Vec<Vec3> {
+        let groom = crate::guides::skinning::fit::tests::fixture_groom();
+        (0..2)
+            .flat_map(|k| groom.strand(k).to_vec())
+            .map(|p| c + q * (p - c))
+            .collect()
+    }
+
+    /// 001 §4: when all guides move alike the guide graph stays whole and adaptive skinning
+    /// is static skinning, exactly.
+    #[test]
+    fn adaptive_equals_static_when_all_guides_move_alike() {
+        let frames: Vec<Vec<Vec3>> = (0..48)
+            .map(|f| {
+                let a = 0.6 * (f as f32 * 0.2).sin();
+                rigid(
+                    Quat::from_rotation_z(a) * Quat::from_rotation_x(0.5 * a),
+                    Vec3::new(0.0, 8.0, 3.0),
+                )
+            })
+            .collect();
+        let (worst, switches) = compare(&frames);
+        assert_eq!(switches, 0);
+        assert_eq!(worst, 0.0, "adaptive differs from static by {worst} cm");
+    }
+
+    /// And when they swing against each other fast, the graph splits, strands change sets and
+    /// the results differ (the check above can fail).
+    #[test]
+    fn guides_moving_apart_split_the_graph() {
+        let groom = crate::guides::skinning::fit::tests::fixture_groom();
+        let frames: Vec<Vec<Vec3>> = (0..24)
+            .map(|f| {
+                let a = 1.2 * (f as f32 * 0.6).sin();
+                let mut g = Vec::new();
+                for (k, sign) in [(0usize, -1.0f32), (1, 1.0)] {
+                    let pts = groom.strand(k);
+                    let q = Quat::from_rotation_z(sign * a);
+                    g.extend(pts.iter().map(|p| pts[0] + q * (*p - pts[0])));
+                }
+                g
+            })
+            .collect();
+        let (worst, switches) = compare(&frames);
+        assert!(switches > 0 && worst > 0.1, "switches {switches}, worst {worst}");
+        // The training frames themselves stay whole: they are what the model was fitted on.
+        let training: Vec<Vec<Vec3>> = (0..40)
+            .map(|f| blend_frame(&groom, f)[..2 * N].to_vec())
+            .collect();
+        let (_, switches) = compare(&training);
+        assert_eq!(switches, 0, "the training motion splits the graph");
     }
 }

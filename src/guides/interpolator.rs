@@ -111,6 +111,17 @@ pub trait Interpolator: Send + Sync {
     /// weight at each particle (001 Eq. 5's w_{g→s}(i)); empty for guides.
     fn weights(&self, s: usize, out: &mut Vec<(u32, Vec<f32>)>);
 
+    /// Every guide that may ever carry normal strand `s` (a superset of the guides in
+    /// [`Interpolator::weights`] at any frame), increasing. By default the current ones.
+    fn candidates(&self, s: usize, out: &mut Vec<u32>) {
+        let mut w = Vec::new();
+        self.weights(s, &mut w);
+        out.clear();
+        out.extend(w.iter().map(|(g, _)| *g));
+        out.sort_unstable();
+        out.dedup();
+    }
+
     fn times(&self) -> InterpTimes {
         InterpTimes::default()
     }

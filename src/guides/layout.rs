@@ -5,7 +5,7 @@
 //! B_g(j) s̄ = g(j) + R_g(j)·(s̄ − ḡ(j)). A normal particle past the end of a shorter guide
 //! follows the guide's last particle (001 §6.1).
 
-use glam::{Quat, Vec3};
+use glam::{Affine3A, Mat3A, Quat, Vec3, Vec3A};
 use rayon::prelude::*;
 
 use super::frames::transport;
@@ -127,17 +127,47 @@ impl GuideLayout {
         Ok(())
     }
 
-    /// Every guide's frame rotations R_g(j) (parallel transport from the root) for one frame.
+    /// Every guide's frame rotations R_g(j) (parallel transport from the root) for one frame,
+    /// with the rigid maps B_g(j) they make (rest point → carried point).
     pub fn rotations(&self, guide_points: &[Vec3]) -> GuideRotations {
-        let per: Vec<Vec<Quat>> = (0..self.guide_count())
+        let per: Vec<(Vec<Quat>, Vec<Affine3A>)> = (0..self.guide_count())
             .into_par_iter()
             .map(|k| {
                 let mut r = Vec::new();
-                transport(self.guide_rest(k), self.guide(k, guide_points), &mut r);
-                r
+                let rest = self.guide_rest(k);
+                let cur = self.guide(k, guide_points);
+                transport(rest, cur, &mut r);
+                // x ↦ cur_j + R_j (x − rest_j)
+                let maps = r
+                    .iter()
+                    .zip(rest.iter().zip(cur))
+                    .map(|(q, (r0, c))| {
+                        let m = Mat3A::from_quat(*q);
+                        Affine3A {
+                            matrix3: m,
+                            translation: Vec3A::from(*c) - m * Vec3A::from(*r0),
+                        }
+                    })
+                    .collect();
+                (r, maps)
             })
             .collect();
-        GuideRotations { per }
+        let mut start = Vec::with_capacity(per.len() + 1);
+        start.push(0);
+        for (_, m) in &per {
+            start.push(start.last().expect("one") + m.len());
+        }
+        let mut maps = Vec::with_capacity(*start.last().expect("one"));
+        let mut rots = Vec::with_capacity(per.len());
+        for (r, m) in per {
+            maps.extend(m);
+            rots.push(r);
+        }
+        GuideRotations {
+            per: rots,
+            maps,
+            start,
+        }
     }
 
     /// B_g(j)·s̄: where guide `slot` carries rest point `rest_point` bound to its particle
@@ -151,15 +181,25 @@ impl GuideLayout {
         i: usize,
         rest_point: Vec3,
     ) -> Vec3 {
-        let n = self.counts[self.guides[slot]] as usize;
-        let j = i.min(n - 1);
-        let rest_g = self.rest[self.offsets[self.guides[slot]] + j];
-        let cur_g = guide_points[self.guide_offsets[slot] + j];
-        cur_g + rot.per[slot][j] * (rest_point - rest_g)
+        let _ = guide_points;
+        rot.carry(slot, i, rest_point)
     }
 }
 
-/// One frame's guide rotations, per guide slot and particle.
+/// One frame's guide rotations, per guide slot and particle, and the rigid maps B_g(j).
 pub struct GuideRotations {
     pub per: Vec<Vec<Quat>>,
+    /// B_g(j) of every guide particle, guide after guide (`start[slot]..start[slot + 1]`).
+    maps: Vec<Affine3A>,
+    start: Vec<usize>,
+}
+
+impl GuideRotations {
+    /// B_g(j)·x for guide `slot`, its particle `i` (its last when it is shorter).
+    #[inline]
+    pub fn carry(&self, slot: usize, i: usize, x: Vec3) -> Vec3 {
+        let (a, b) = (self.start[slot], self.start[slot + 1]);
+        let m = &self.maps[(a + i).min(b - 1)];
+        Vec3::from(m.transform_point3a(Vec3A::from(x)))
+    }
 }

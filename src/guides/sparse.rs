@@ -13,6 +13,10 @@
 //! the groom's size or units.
 
 use nalgebra::DMatrix;
+
+use crate::error::Result;
+use crate::groom::Groom;
+use crate::guides::training::HeadFrames;
 use rayon::prelude::*;
 
 /// The lasso min_α ‖y − Xα‖² + β‖α‖₁ given the Gram matrix G = XᵀX (k × k, row-major) and
@@ -92,6 +96,59 @@ pub fn select_guides(
     }
     chosen.sort_unstable();
     chosen
+}
+
+/// Every strand's motion vector u_s = [s̄(1) … s̄(F)] (001 §6.3) over at most `max_frames`
+/// evenly spaced training frames, one unit column per strand.
+pub fn motion_vectors(
+    groom: &Groom,
+    frames: &mut HeadFrames,
+    max_frames: usize,
+) -> Result<nalgebra::DMatrix<f32>> {
+    let n = frames.len();
+    let picked: Vec<usize> = if n <= max_frames {
+        (0..n).collect()
+    } else {
+        (0..max_frames).map(|k| k * (n - 1) / (max_frames - 1)).collect()
+    };
+    let per = groom.points().len() * 3;
+    let mut u = nalgebra::DMatrix::<f32>::zeros(per / groom.strand_count().max(1) * picked.len(), 0);
+    // Strands may differ in point count: pad each column to the longest strand.
+    let longest = groom.counts().iter().copied().max().unwrap_or(0) as usize;
+    let rows = longest * 3 * picked.len();
+    u.resize_mut(rows, groom.strand_count(), 0.0);
+    for (k, &f) in picked.iter().enumerate() {
+        let (x, _) = frames.frame(f)?;
+        for s in 0..groom.strand_count() {
+            let o = groom.offsets()[s];
+            for i in 0..groom.counts()[s] as usize {
+                for c in 0..3 {
+                    u[(k * longest * 3 + i * 3 + c, s)] = x[o + i][c];
+                }
+            }
+        }
+    }
+    for mut col in u.column_iter_mut() {
+        let norm = col.norm();
+        if norm > 0.0 {
+            col /= norm;
+        }
+    }
+    Ok(u)
+}
+
+/// Sparse-coding guide selection (001 §6.3) over a training simulation: as many guides as
+/// `initial` (the root-UV lattice, the dictionary's starting point), chosen from at most 60
+/// evenly spaced frames.
+pub fn select_from_training(
+    groom: &Groom,
+    frames: &mut HeadFrames,
+    initial: &[usize],
+    beta: f64,
+    iterations: usize,
+) -> Result<Vec<usize>> {
+    let u = motion_vectors(groom, frames, 60)?;
+    Ok(select_guides(&u, initial, initial.len(), beta, iterations))
 }
 
 /// Xᵀ Y, parallel over Y's columns.

@@ -89,6 +89,8 @@ pub struct TwoWay {
     pub stats: Arc<Mutex<TwoWayStats>>,
     local: Vec<Vec3>,
     full: Vec<Vec3>,
+    /// Per guide, the normal strands it may carry (built on first use).
+    carriers: Vec<Vec<u32>>,
 }
 
 impl TwoWay {
@@ -99,6 +101,7 @@ impl TwoWay {
             stats: Arc::new(Mutex::new(TwoWayStats::default())),
             local: Vec::new(),
             full: Vec::new(),
+            carriers: Vec::new(),
         }
     }
 }
@@ -112,26 +115,53 @@ struct Hit {
 
 /// Eq. 4 for the colliding normal particles `hits`, with every normal strand's current guide
 /// weights from `interp`: the effective acceleration of each guide particle (guide points
-/// order, `guide_offsets`).
-fn effective_forces(interp: &dyn Interpolator, hits: &[Hit], ridge: f64, blocks: &mut u64) -> Vec<Vec3> {
+/// order, `guide_offsets`). `carriers[g]`: the normal strands guide `g` may carry (only
+/// those near a hit are weighed).
+fn effective_forces(
+    interp: &dyn Interpolator,
+    carriers: &[Vec<u32>],
+    hits: &[Hit],
+    ridge: f64,
+    blocks: &mut u64,
+) -> Vec<Vec3> {
     let layout = interp.layout();
     let mut out = vec![Vec3::ZERO; layout.guide_point_count()];
     if hits.is_empty() {
         return out;
     }
-    // Every normal strand's weights (rows of Eq. 4), and which strands each guide carries.
-    let weights: Vec<Vec<(u32, Vec<f32>)>> = (0..layout.strand_count())
-        .into_par_iter()
-        .map(|s| {
+    // The rows of Eq. 4 that can matter: strands carried by a guide that carries a hit strand.
+    let mut hit_strands: Vec<u32> = hits.iter().map(|h| h.strand as u32).collect();
+    hit_strands.sort_unstable();
+    hit_strands.dedup();
+    let mut hit_guides: Vec<u32> = hit_strands
+        .par_iter()
+        .flat_map_iter(|&s| {
             let mut w = Vec::new();
-            interp.weights(s, &mut w);
-            w
+            interp.weights(s as usize, &mut w);
+            w.into_iter().map(|(g, _)| g)
         })
         .collect();
-    let mut carried: Vec<Vec<u32>> = vec![Vec::new(); layout.guide_count()];
-    for (s, w) in weights.iter().enumerate() {
+    hit_guides.sort_unstable();
+    hit_guides.dedup();
+    let mut rows_needed: Vec<u32> = hit_guides
+        .iter()
+        .flat_map(|&g| carriers[g as usize].iter().copied())
+        .collect();
+    rows_needed.sort_unstable();
+    rows_needed.dedup();
+    // Their weights, and which of them each guide carries now.
+    let weights: BTreeMap<u32, Vec<(u32, Vec<f32>)>> = rows_needed
+        .par_iter()
+        .map(|&s| {
+            let mut w = Vec::new();
+            interp.weights(s as usize, &mut w);
+            (s, w)
+        })
+        .collect();
+    let mut carried: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (&s, w) in &weights {
         for (g, _) in w {
-            carried[*g as usize].push(s as u32);
+            carried.entry(*g).or_default().push(s);
         }
     }
     // Hits grouped by particle index; within an index, guides linked by a hit form a block.
@@ -157,7 +187,7 @@ fn effective_forces(interp: &dyn Interpolator, hits: &[Hit], ridge: f64, blocks:
             r
         }
         for h in &hs {
-            let gs: Vec<u32> = weights[h.strand].iter().map(|(g, _)| *g).collect();
+            let gs: Vec<u32> = weights[&(h.strand as u32)].iter().map(|(g, _)| *g).collect();
             for &g in &gs {
                 parent.entry(g).or_insert(g);
             }
@@ -186,7 +216,7 @@ fn effective_forces(interp: &dyn Interpolator, hits: &[Hit], ridge: f64, blocks:
             // Rows: every normal strand carried by a guide of the block at particle i.
             let mut rows: Vec<u32> = guides
                 .iter()
-                .flat_map(|g| carried[*g as usize].iter().copied())
+                .flat_map(|g| carried.get(g).into_iter().flatten().copied())
                 .filter(|&s| (i as u32) < layout.counts[s as usize])
                 .collect();
             rows.sort_unstable();
@@ -197,7 +227,7 @@ fn effective_forces(interp: &dyn Interpolator, hits: &[Hit], ridge: f64, blocks:
             let mut row = vec![0.0f64; m];
             for &s in &rows {
                 row.iter_mut().for_each(|x| *x = 0.0);
-                for (g, w) in &weights[s as usize] {
+                for (g, w) in &weights[&s] {
                     if let Ok(k) = guides.binary_search(g) {
                         row[k] = w[i] as f64;
                     }
@@ -297,8 +327,25 @@ impl ExternalForces for TwoWay {
                     })
             })
             .collect();
+        if self.carriers.is_empty() && !hits.is_empty() {
+            let mut carriers = vec![Vec::new(); layout.guide_count()];
+            let mut c = Vec::new();
+            for s in 0..layout.strand_count() {
+                self.interp.candidates(s, &mut c);
+                for &g in &c {
+                    carriers[g as usize].push(s as u32);
+                }
+            }
+            self.carriers = carriers;
+        }
         let mut blocks = 0;
-        let forces = effective_forces(self.interp.as_ref(), &hits, self.options.ridge, &mut blocks);
+        let forces = effective_forces(
+            self.interp.as_ref(),
+            &self.carriers,
+            &hits,
+            self.options.ridge,
+            &mut blocks,
+        );
         tracing::debug!(
             time,
             hits = hits.len(),

@@ -53,14 +53,13 @@ pub fn guides(ctx: &Ctx) -> Result<Vec<String>> {
         Selection::Lattice => lattice,
         Selection::Sparse => {
             let mut frames = HeadFrames::open(&ctx.out.join("training.tcache"), &groom)?;
-            let u = motion_vectors(&groom, &mut frames, 60)?;
-            crate::guides::sparse::select_guides(
-                &u,
+            crate::guides::sparse::select_from_training(
+                &groom,
+                &mut frames,
                 &lattice,
-                lattice.len(),
                 job.guides.fit.beta,
                 job.guides.sparse_iterations,
-            )
+            )?
         }
     };
     if !ctx.quiet {
@@ -81,45 +80,6 @@ pub fn guides(ctx: &Ctx) -> Result<Vec<String>> {
     tress_formats::atomic::write(&path, text.as_bytes())
         .map_err(|e| crate::groom::files::output_error(&path, e))?;
     Ok(vec!["guides.json".into()])
-}
-
-/// Every strand's motion vector u_s = [s̄(1) … s̄(F)] (001 §6.3) over at most `max_frames`
-/// evenly spaced training frames, one unit column per strand.
-fn motion_vectors(
-    groom: &Groom,
-    frames: &mut HeadFrames,
-    max_frames: usize,
-) -> Result<nalgebra::DMatrix<f32>> {
-    let n = frames.len();
-    let picked: Vec<usize> = if n <= max_frames {
-        (0..n).collect()
-    } else {
-        (0..max_frames).map(|k| k * (n - 1) / (max_frames - 1)).collect()
-    };
-    let per = groom.points().len() * 3;
-    let mut u = nalgebra::DMatrix::<f32>::zeros(per / groom.strand_count().max(1) * picked.len(), 0);
-    // Strands may differ in point count: pad each column to the longest strand.
-    let longest = groom.counts().iter().copied().max().unwrap_or(0) as usize;
-    let rows = longest * 3 * picked.len();
-    u.resize_mut(rows, groom.strand_count(), 0.0);
-    for (k, &f) in picked.iter().enumerate() {
-        let (x, _) = frames.frame(f)?;
-        for s in 0..groom.strand_count() {
-            let o = groom.offsets()[s];
-            for i in 0..groom.counts()[s] as usize {
-                for c in 0..3 {
-                    u[(k * longest * 3 + i * 3 + c, s)] = x[o + i][c];
-                }
-            }
-        }
-    }
-    for mut col in u.column_iter_mut() {
-        let norm = col.norm();
-        if norm > 0.0 {
-            col /= norm;
-        }
-    }
-    Ok(u)
 }
 
 /// The guide strand indices recorded by the guides stage.

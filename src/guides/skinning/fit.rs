@@ -484,7 +484,13 @@ pub fn fit(
             .map(|(st, &s)| fit_strand(st, layout.counts[s] as usize, opts.epsilon, &poly))
             .collect();
         for ((found, obj), &s) in fitted.into_iter().zip(batch) {
-            objective += obj;
+            if !obj.is_finite() {
+                return Err(Error::Runtime(format!(
+                    "strand {s}: the fit's objective is {obj} (non-finite training positions?)"
+                )));
+            }
+            // wᵀHw of an exact fit can round a hair below zero.
+            objective += obj.max(0.0);
             fitted_particles += layout.counts[s] as usize;
             sets[s] = found;
         }
@@ -535,4 +541,162 @@ pub fn fit(
         .validate()
         .map_err(|e| Error::Runtime(format!("the fitted model is inconsistent: {e}")))?;
     Ok((model, report))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::cache::{CacheInfo, SinkOptions, create_sink};
+    use crate::guides::Skinning;
+    use crate::motion::Pose;
+    use glam::{Quat, Vec3};
+
+    /// Points per strand of the fixture.
+    pub const N: usize = 10;
+
+    /// Two guides (strands 0 and 1, 2 cm apart) and three normal strands between them, hanging
+    /// along −y; every strand 10 points 1 cm apart.
+    pub fn fixture_groom() -> Groom {
+        let xs = [-1.0f32, 1.0, -0.5, 0.0, 0.5];
+        let points: Vec<Vec3> = xs
+            .iter()
+            .flat_map(|&x| (0..N).map(move |i| Vec3::new(x, -(i as f32), 0.0)))
+            .collect();
+        Groom::new(points, vec![N as u32; xs.len()], Default::default()).unwrap()
+    }
+
+    /// The blend weight of guide 0 for normal strand `s` at particle `i`: linear along the
+    /// strand, different per strand (a quadratic of Eq. 8 holds it exactly).
+    pub fn w0(s: usize, i: usize) -> f32 {
+        let t = i as f32 / (N - 1) as f32;
+        match s {
+            2 => 0.8 - 0.3 * t,
+            3 => 0.2 + 0.6 * t,
+            _ => 0.3,
+        }
+    }
+
+    /// Frame `f` of a training sequence in the head's frame: each guide swings about its root
+    /// on its own (two axes, different phases) and each normal strand is, exactly, the blend
+    /// of 001 Eq. 5 of the two guides with weights [`w0`], 1 − [`w0`].
+    pub fn blend_frame(groom: &Groom, f: usize) -> Vec<Vec3> {
+        let layout = GuideLayout::new(groom, &[0, 1]).unwrap();
+        let mut g = Vec::new();
+        for k in 0..2 {
+            let q = Quat::from_rotation_z(0.5 * (0.3 * f as f32 + k as f32 * 1.7).sin())
+                * Quat::from_rotation_x(0.4 * (0.2 * f as f32 + k as f32).cos());
+            let pts = groom.strand(k);
+            g.extend(pts.iter().map(|p| pts[0] + q * (*p - pts[0])));
+        }
+        let rot = layout.rotations(&g);
+        let mut out = g.clone();
+        for s in 2..5 {
+            for (i, &rest) in groom.strand(s).iter().enumerate() {
+                let w = w0(s, i);
+                out.push(
+                    w * layout.carried(&rot, &g, 0, i, rest)
+                        + (1.0 - w) * layout.carried(&rot, &g, 1, i, rest),
+                );
+            }
+        }
+        out
+    }
+
+    /// The fixture's training cache (40 frames) under `dir`, and the model fitted on it.
+    pub fn fitted_fixture(dir: &std::path::Path) -> (Groom, SkinModel, FitReport) {
+        let groom = fixture_groom();
+        let path = dir.join("training.tcache");
+        let info = CacheInfo {
+            topology: groom.to_strands(),
+            fps: 24.0,
+            frames: Vec::new(),
+        };
+        let mut sink = create_sink(&path, &info, 1.0, &SinkOptions::default()).unwrap();
+        // The head stands still away from the origin (a stored pose, so the frames are read
+        // back in the head's frame as written, moving roots and all).
+        let head = Pose::new(glam::DQuat::from_rotation_y(0.3), glam::DVec3::new(1.0, 2.0, 3.0));
+        for f in 0..40 {
+            let x: Vec<[f32; 3]> = blend_frame(&groom, f)
+                .iter()
+                .map(|p| head.apply_f32(*p).to_array())
+                .collect();
+            sink.write(1.0 + f as f64, &x, Some(head.into())).unwrap();
+        }
+        sink.finish().unwrap();
+        let mut frames = HeadFrames::open(&path, &groom).unwrap();
+        {
+            let (x, _) = frames.frame(5).unwrap();
+            let want = blend_frame(&groom, 5);
+            let e = x
+                .iter()
+                .zip(&want)
+                .map(|(a, b)| a.distance(*b))
+                .fold(0.0f32, f32::max);
+            assert!(e < 1e-4, "read back {e} cm off");
+        }
+        let (model, report) = fit(&groom, &[0, 1], &mut frames, &FitOptions::default(), &mut |_| {}).unwrap();
+        (groom, model, report)
+    }
+
+    #[test]
+    fn runtime_weights_are_convex_for_any_coefficients() {
+        let mut state = 12345u64;
+        let mut rnd = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+        };
+        for _ in 0..500 {
+            let k = 1 + (rnd().abs() * 5.0) as usize;
+            let coefs: Vec<[f32; 3]> = (0..k).map(|_| [rnd(), rnd(), rnd()]).collect();
+            let mut w = vec![0.0; k];
+            for i in 0..25 {
+                runtime_weights(&coefs, i, 25, &mut w);
+                let sum: f32 = w.iter().sum();
+                assert!((sum - 1.0).abs() < 1e-5, "{w:?}");
+                assert!(w.iter().all(|&x| x >= 0.0), "{w:?}");
+            }
+        }
+    }
+
+    /// Training frames made exactly by Eq. 5 with known weights: the fit (Eq. 7 per particle,
+    /// then Eq. 8) must find them, with no training error; every kept set's runtime weights are
+    /// convex.
+    #[test]
+    fn the_fit_recovers_the_weights_that_made_the_training_frames() {
+        let dir = std::env::temp_dir().join(format!("tress-fit-blend-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (groom, model, report) = fitted_fixture(&dir);
+        assert!(
+            report.training_rmse < 2e-3,
+            "training RMSE {} cm",
+            report.training_rmse
+        );
+        let skin = Skinning::new(model, &groom).unwrap();
+        let mut w = Vec::new();
+        for s in 2..5 {
+            let best = skin.sets(s).start;
+            skin.set_weights(s, best, &mut w);
+            assert_eq!(w.len(), 2, "strand {s}: the best set blends both guides");
+            let (g0, g1) = (&w[0], &w[1]);
+            assert_eq!((g0.0, g1.0), (0, 1));
+            for i in 0..N {
+                assert!(
+                    (g0.1[i] - w0(s, i)).abs() < 5e-3,
+                    "strand {s} particle {i}: {} vs {}",
+                    g0.1[i],
+                    w0(s, i)
+                );
+            }
+            for set in skin.sets(s) {
+                skin.set_weights(s, set, &mut w);
+                for i in 0..N {
+                    let sum: f32 = w.iter().map(|(_, x)| x[i]).sum();
+                    assert!((sum - 1.0).abs() < 1e-5 && w.iter().all(|(_, x)| x[i] >= 0.0));
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -94,14 +94,21 @@ impl Skinning {
     pub fn interpolate(&self, s: usize, set: usize, rot: &GuideRotations, guides: &[Vec3], out: &mut [Vec3]) {
         let me = self.layout.strand(s);
         let n = me.len();
+        let _ = guides;
         let coefs = self.coefs(set);
-        let members: Vec<u32> = self.members(s, set).collect();
+        let mut members = [0u32; tress_formats::skin::MAX_ELIGIBLE];
+        let mut k = 0;
+        for g in self.members(s, set) {
+            members[k] = g;
+            k += 1;
+        }
+        let members = &members[..k];
         let mut w = [0.0f32; tress_formats::skin::MAX_ELIGIBLE];
         for (i, o) in out.iter_mut().enumerate() {
             runtime_weights(coefs, i, n, &mut w[..coefs.len()]);
             let mut acc = Vec3::ZERO;
             for (k, &g) in members.iter().enumerate() {
-                acc += w[k] * self.layout.carried(rot, guides, g as usize, i, me[i]);
+                acc += w[k] * rot.carry(g as usize, i, me[i]);
             }
             *o = acc;
         }
