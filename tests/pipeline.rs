@@ -462,3 +462,20 @@ fn a_killed_simulation_resumes_from_its_checkpoint() {
     assert_eq!(h(dir.join("killed/gt.tcache")), h(dir.join("clean/gt.tcache")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every example job loads: its keys exist, its presets resolve, its methods are known.
+#[test]
+fn the_example_jobs_load() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            if let Err(err) = tress::pipeline::job::Job::load(&p) {
+                panic!("{}: {err}", p.display());
+            }
+            seen += 1;
+        }
+    }
+    assert!(seen >= 4, "{seen} example jobs");
+}

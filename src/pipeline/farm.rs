@@ -55,6 +55,9 @@ pub fn openjd_template(job: &Job, job_file: &Path, tress: &str, chunks: usize) -
     for item in items {
         let mut previous: Option<String> = None;
         for stage in Stage::ALL {
+            if !super::run::applies(job, stage) {
+                continue;
+            }
             let name = match &item {
                 Some(i) => format!("{i}-{}", stage.name()),
                 None => stage.name().to_string(),
