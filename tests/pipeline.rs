@@ -479,3 +479,43 @@ fn the_example_jobs_load() {
     }
     assert!(seen >= 4, "{seen} example jobs");
 }
+
+/// A farm task's log (no terminal; standard output and error in one file, as a farm captures
+/// them): progress lines with seconds per frame and the time left during the simulations and
+/// the upsampling, and each `OUTPUT_FILE:` as soon as its stage is done — the ground truth's
+/// before the next stage starts, not at the end of the run.
+#[test]
+fn a_farm_log_shows_progress_and_each_output_as_it_is_written() {
+    let dir = common::temp_dir("pipeline-log");
+    let job = write_job(&dir, "log", "");
+    let log_path = dir.join("task.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_tress"))
+        .args(["run", job.to_str().unwrap()])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&log_path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let find = |what: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("no line with {what:?} in:\n{text}"))
+    };
+    for label in ["gt frame", "guides frame", "upsample idw frame"] {
+        let l = lines[find(label)];
+        assert!(l.contains("s/frame") && l.contains("ETA"), "{l}");
+    }
+    assert!(find("OUTPUT_FILE:") < find("guides     running"), "{text}");
+    assert!(
+        find(&format!(
+            "OUTPUT_FILE: {}",
+            dir.join("log").join("gt.tcache").display()
+        )) < find("guide_sim  running"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

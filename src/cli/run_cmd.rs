@@ -7,7 +7,8 @@ use clap::Args;
 use super::report::output_file;
 use crate::cache::parse_frame_range;
 use crate::error::{Error, Result};
-use crate::pipeline::{Job, RunOptions, Stage, run};
+use crate::pipeline::run::run_with;
+use crate::pipeline::{Job, RunOptions, Stage};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -82,23 +83,20 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
         if batch && !a.json {
             eprintln!("== {}", item.name);
         }
-        let report = run(
+        let json = a.json;
+        let report = run_with(
             &item,
             &RunOptions {
                 only: a.only.clone(),
                 chunk,
                 quiet: a.json,
             },
-        )?;
-        if !a.json {
-            for s in &report.stages {
-                if s.status == "ran" {
-                    for o in &s.outputs {
-                        output_file(&item.output.join(o));
-                    }
+            &mut |path| {
+                if !json {
+                    output_file(path);
                 }
-            }
-        }
+            },
+        )?;
         reports.push(report);
     }
     if batch && a.item.is_none() && a.only.is_empty() {

@@ -8,6 +8,7 @@ pub mod farm;
 pub mod job;
 pub mod keys;
 pub mod preview;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod scene;

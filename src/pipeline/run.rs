@@ -328,6 +328,12 @@ fn load_current(ctx: &mut Ctx) {
 
 /// Runs the job.
 pub fn run(job: &Job, opts: &RunOptions) -> Result<RunReport> {
+    run_with(job, opts, &mut |_| {})
+}
+
+/// Runs the job, calling `finished` with the path of every file a stage wrote as soon as the
+/// stage is done (a farm log then names each output as it appears, even if a later stage fails).
+pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -> Result<RunReport> {
     let selected: Vec<Stage> = if opts.only.is_empty() {
         Stage::ALL.into_iter().filter(|s| applies(job, *s)).collect()
     } else {
@@ -446,6 +452,9 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<RunReport> {
         let r = Record::save(stage, chunk, hash, &ctx.out, &outputs, seconds)?;
         if !opts.quiet {
             eprintln!("{:<10} done in {seconds:.1} s", stage.name());
+        }
+        for o in &outputs {
+            finished(&ctx.out.join(o));
         }
         report.stages.push(StageStatus {
             stage,

@@ -1,10 +1,8 @@
 //! The stages that make caches: prepare, simulate (full and guides only), guides, upsample,
 //! write. Each returns the files it wrote, relative to the output folder.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use tress_formats::tcache::TcacheReader;
 
@@ -191,26 +189,14 @@ fn run_simulation(
         resume,
     };
     let frames = (last - first + 1) as u64;
-    let bar = if !ctx.quiet && std::io::stderr().is_terminal() {
-        let b = ProgressBar::new(frames);
-        b.set_style(
-            ProgressStyle::with_template(
-                "           {spinner} frame {msg} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}",
-            )
-            .expect("template")
-            .progress_chars("=> "),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let mut progress =
+        super::progress::FrameProgress::new(name.trim_end_matches(".tcache"), frames, ctx.quiet);
     let mut on_frame = |f: i64, _: &crate::sim::FrameStats| {
-        bar.set_message(f.to_string());
-        bar.inc(1);
+        progress.tick(f);
         true
     };
     let result = run_sim(&mut sim, &plan, vec![sink], &topology, &mut on_frame);
-    bar.finish_and_clear();
+    progress.finish();
     if !ctx.quiet {
         eprintln!("           {}", sim.counters.report());
     }
@@ -422,6 +408,11 @@ pub fn upsample(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
         let part = create_sink(&ctx.out.join(&name), &info, a as f64, &SinkOptions::default())?;
         let mut up = upsampler(ctx, &groom, &guides, row, vec![part])?;
         let mut r = TcacheReader::open(ctx.out.join(guide_cache(row)))?;
+        let mut progress = super::progress::FrameProgress::new(
+            &format!("upsample {}", row.key),
+            (b - a + 1).max(0) as u64,
+            ctx.quiet,
+        );
         for i in 0..r.len() {
             let frame = r.frames[i].frame;
             if frame > b as f64 {
@@ -430,11 +421,13 @@ pub fn upsample(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
             if (a as f64..=b as f64).contains(&frame) {
                 let p = r.frame(i)?;
                 up.write(frame, &p, Some(r.pose(i)?))?;
+                progress.tick(frame);
             } else if up.stateful() {
                 let p = r.frame(i)?;
                 up.upsample(frame, &p, &r.pose(i)?.into())?;
             }
         }
+        progress.finish();
         let mut rt = RowTimes::new(&row.key, &up.times());
         rt.diagnostics = up.diagnostics();
         times.push(rt);
