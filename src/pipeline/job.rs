@@ -382,7 +382,15 @@ fn load_chain(table: Table, origin: &str, dir: &Path, depth: usize) -> Result<Ta
         None => {
             let path = dir.join(expand_env(name, origin)?);
             let text = std::fs::read_to_string(&path).map_err(|e| {
-                Error::Invalid(format!("{origin}: extends {name:?}: {}: {e}", path.display()))
+                let presets: Vec<&str> = TABLE.iter().map(|(n, _)| *n).collect();
+                let hint = super::keys::suggest(name, &presets)
+                    .map(|p| format!(" (did you mean the preset `{p}`?)"))
+                    .unwrap_or_default();
+                Error::Invalid(format!(
+                    "{origin}: extends {name:?} is neither a job preset ({}) nor a readable file ({}: {e}){hint}",
+                    presets.join(", "),
+                    path.display()
+                ))
             })?;
             let d = path.parent().unwrap_or(Path::new(".")).to_path_buf();
             (text, path.display().to_string(), d)
@@ -956,5 +964,29 @@ mod tests {
         assert!(e.contains("material"), "{e}");
         let e = job("extends = 'nope.toml'").unwrap_err().to_string();
         assert!(e.contains("nope.toml"), "{e}");
+        let e = job("extends = 'defualt'").unwrap_err().to_string();
+        assert!(e.contains("did you mean the preset `default`"), "{e}");
+    }
+
+    /// A value of the wrong kind names the key, the file's line and what was expected in plain
+    /// words.
+    #[test]
+    fn a_wrong_type_names_key_line_and_kind() {
+        let dir = std::env::temp_dir().join(format!("tress-job-type-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("job.toml");
+        std::fs::write(
+            &path,
+            "name = 'x'\n\n[groom]\npreset = 'wavy'\nstrands = \"2000\"\n",
+        )
+        .unwrap();
+        let e = Job::load(&path).unwrap_err().to_string();
+        assert!(e.contains(&format!("{}:5", path.display())), "{e}");
+        assert!(
+            e.contains("`groom.strands`") && e.contains("a whole number"),
+            "{e}"
+        );
+        assert!(!e.contains("usize"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -30,7 +30,7 @@ pub fn suggest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
 /// Deserializes `value` (the table at `path` of `origin`), turning serde's "unknown field"
 /// messages into "origin: unknown key `path.key` (did you mean `…`?)".
 pub fn section<T: serde::de::DeserializeOwned>(value: Value, path: &str, origin: &str) -> Result<T> {
-    T::deserialize(value).map_err(|e| {
+    T::deserialize(value.clone()).map_err(|e| {
         let msg = e.message().trim().to_string();
         // serde: "unknown field `x`, expected one of `a`, `b`" (or "expected `a`").
         if let Some(rest) = msg.strip_prefix("unknown field `")
@@ -50,13 +50,77 @@ pub fn section<T: serde::de::DeserializeOwned>(value: Value, path: &str, origin:
                 known.join(", ")
             ));
         }
-        let at = if path.is_empty() {
-            String::new()
-        } else {
-            format!(" in [{path}]")
-        };
-        Error::Invalid(format!("{origin}{at}: {msg}"))
+        // A wrong value: find the key (the one whose removal makes the section read) and its
+        // line in the file, and say what was expected in plain words.
+        let culprit = value.as_table().and_then(|t| {
+            t.keys()
+                .find(|k| {
+                    let mut without = t.clone();
+                    without.remove(*k);
+                    T::deserialize(Value::Table(without)).is_ok()
+                })
+                .cloned()
+        });
+        let msg = plain_words(&msg);
+        match culprit {
+            Some(key) => {
+                let full = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                let line = line_of(origin, path, &key)
+                    .map(|l| format!(":{l}"))
+                    .unwrap_or_default();
+                Error::Invalid(format!("{origin}{line}: `{full}`: {msg}"))
+            }
+            None => {
+                let at = if path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in [{path}]")
+                };
+                Error::Invalid(format!("{origin}{at}: {msg}"))
+            }
+        }
     })
+}
+
+/// serde's "invalid type: string \"2000\", expected usize" in plain words.
+fn plain_words(msg: &str) -> String {
+    let Some((found, expected)) = msg.split_once(", expected ") else {
+        return msg.to_string();
+    };
+    let found = found.strip_prefix("invalid type: ").unwrap_or(found);
+    let expected = match expected.trim() {
+        "usize" | "u8" | "u16" | "u32" | "u64" => "a whole number (0 or more, no quotes)",
+        "i32" | "i64" | "isize" => "a whole number (no quotes)",
+        "f32" | "f64" => "a number (no quotes)",
+        "a boolean" => "true or false",
+        e => e,
+    };
+    format!("expected {expected}, found {found}")
+}
+
+/// The line (1-based) of `key =` inside `[section]` of the file `origin`, when `origin` is a
+/// readable file that sets it (the key may also come from a preset it extends).
+fn line_of(origin: &str, section: &str, key: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(origin).ok()?;
+    let mut current = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if let Some(h) = l.strip_prefix('[') {
+            current = h.trim_start_matches('[').trim_end_matches(']').trim().to_string();
+            continue;
+        }
+        if current == section
+            && let Some((k, _)) = l.split_once('=')
+            && k.trim().trim_matches('"') == key
+        {
+            return Some(i + 1);
+        }
+    }
+    None
 }
 
 /// Replaces `${NAME}` with the environment variable's value.
