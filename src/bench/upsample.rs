@@ -20,10 +20,9 @@ use tress_formats::skin::SkinModel;
 use crate::collide::{Capsule, Colliders};
 use crate::error::{Error, Result};
 use crate::groom::{Groom, Transform};
-use crate::guides::skinning::fit::closest_guides;
 use crate::guides::two_way::{CorrectionSolids, TwoWay, TwoWayOptions};
 use crate::guides::{
-    AdaptiveOptions, AdaptiveSkinning, GuideFrame, GuideLayout, IdwModel, Interpolator, Skinning,
+    AdaptiveOptions, AdaptiveSkinning, FixedWeights, GuideFrame, GuideLayout, Interpolator, Skinning,
     StaticSkinning, select_uv_lattice,
 };
 use crate::motion::{HeadTrack, Pose};
@@ -81,7 +80,7 @@ fn synthetic_model(groom: &Groom, guides: &[usize]) -> Result<SkinModel> {
                 if layout.is_guide(s) || groom.counts()[s] == 0 {
                     Vec::new()
                 } else {
-                    closest_guides(&layout, s, 4)
+                    layout.closest_guides(s, 4, 16)
                 }
             })
             .collect()
@@ -164,7 +163,7 @@ pub fn run(strands: usize, guide_count: usize, threads: usize, frames: usize) ->
             .len();
         let sets_per_strand = model.set_mask.len() as f64 / strands.max(1) as f64;
         let skin = || Skinning::new(model.clone(), &groom);
-        let mut idw: Box<dyn Interpolator> = Box::new(IdwModel::new(&groom, &guides, 10)?);
+        let mut idw: Box<dyn Interpolator> = Box::new(FixedWeights::idw(&groom, &guides, 10)?);
         let mut stat: Box<dyn Interpolator> = Box::new(StaticSkinning::new(skin()?));
         let mut adaptive = AdaptiveSkinning::new(skin()?, AdaptiveOptions::default());
         // A rod across the back of the hair, a few cm under the crown, with the head still.

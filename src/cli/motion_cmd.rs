@@ -8,8 +8,7 @@ use serde_json::json;
 
 use super::report::num;
 use crate::error::{Error, Result};
-use crate::motion::sources::{self, TrackReport};
-use crate::motion::{HeadTrack, RandomMotion};
+use crate::motion::sources::MotionSource;
 
 #[derive(Debug, Subcommand)]
 pub enum MotionCommand {
@@ -44,8 +43,21 @@ pub struct MotionArgs {
 }
 
 impl MotionArgs {
+    pub fn source(&self) -> MotionSource {
+        MotionSource {
+            preset: self.preset.clone(),
+            gltf: self.gltf.clone(),
+            node: self.node.clone(),
+            animation: self.animation.clone(),
+            abc: self.abc.clone(),
+            xform: self.xform.clone(),
+            mesh: self.mesh.clone(),
+            track: self.track.clone(),
+        }
+    }
+
     pub fn is_given(&self) -> bool {
-        self.preset.is_some() || self.gltf.is_some() || self.abc.is_some() || self.track.is_some()
+        self.source().is_given()
     }
 }
 
@@ -63,45 +75,12 @@ pub struct PreviewArgs {
     pub json: bool,
 }
 
-/// The head track of a motion source; `fps` samples glTF animations and frames track files.
-pub fn load(a: &MotionArgs, fps: f64) -> Result<(HeadTrack, TrackReport)> {
-    if let Some(p) = &a.preset {
-        let m = RandomMotion::preset(p)?;
-        let t = m.track()?;
-        let report = TrackReport {
-            source: format!("motion preset {p} (seed {})", m.seed),
-            samples: t.len(),
-            ..Default::default()
-        };
-        return Ok((t, report));
-    }
-    if let Some(f) = &a.gltf {
-        let node = a
-            .node
-            .as_deref()
-            .ok_or_else(|| Error::Invalid("--gltf needs --node NAME".into()))?;
-        return sources::from_gltf(f, node, a.animation.as_deref(), fps);
-    }
-    if let Some(f) = &a.abc {
-        return match &a.mesh {
-            Some(m) => sources::from_abc_mesh(f, Some(m)),
-            None => sources::from_abc_xform(f, a.xform.as_deref()),
-        };
-    }
-    if let Some(f) = &a.track {
-        return sources::from_track_file(f, fps);
-    }
-    Err(Error::Invalid(
-        "give a motion: --preset, --gltf, --abc or --track".into(),
-    ))
-}
-
 pub fn run(cmd: &MotionCommand) -> Result<()> {
     let MotionCommand::Preview(a) = cmd;
     if a.fps.is_nan() || a.fps <= 0.0 {
         return Err(Error::Invalid("--fps must be positive".into()));
     }
-    let (track, report) = load(&a.motion, a.fps)?;
+    let (track, report) = a.motion.source().load(a.fps)?;
     let (t0, t1) = track.span();
     let first = (t0 * a.fps).round() as i64;
     let last = (t1 * a.fps).round() as i64;

@@ -8,16 +8,13 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use super::motion_cmd::{self, MotionArgs};
+use super::motion_cmd::MotionArgs;
 use super::report::{num, output_file, thousands};
 use crate::cache::{CacheInfo, SinkOptions, create_sink, parse_frame_range};
 use crate::error::{Error, Result};
 use crate::groom::{Transform, UpAxis};
 use crate::guides::Upsampler;
-use crate::guides::{
-    AdaptiveOptions, AdaptiveSkinning, IdwModel, Interpolator, Method, NearestGuide, Skinning,
-    StaticSkinning, select_uv_lattice,
-};
+use crate::guides::{AdaptiveOptions, Method, Skinning, select_uv_lattice};
 use crate::motion::HeadTrack;
 use crate::motion::Pose;
 use crate::sim::run::{RunPlan, run as run_plan};
@@ -174,7 +171,7 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
     let body = body_params(a.body.as_deref(), &head)?;
     let start = first as f64 / a.fps;
     let (track, motion_what) = if a.motion.is_given() {
-        let (track, report) = motion_cmd::load(&a.motion, a.fps)?;
+        let (track, report) = a.motion.source().load(a.fps)?;
         let from_file = a.motion.preset.is_none();
         (place_track(track, from_file, &transform, start), report.source)
     } else {
@@ -208,21 +205,6 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         Mode::Full => (scene.groom.clone(), full_info.topology.clone()),
         Mode::Reduced => {
             // Simulate the guides; the sink upsamples every frame to the whole groom.
-            let interpolator = |skin: Option<Skinning>, guides: &[usize]| -> Result<Box<dyn Interpolator>> {
-                Ok(match (method, skin) {
-                    (Method::Idw, _) => Box::new(IdwModel::new(&scene.groom, guides, 10)?),
-                    (Method::Nearest, _) => Box::new(NearestGuide::new(&scene.groom, guides)?),
-                    (Method::Static, Some(s)) => Box::new(StaticSkinning::new(s)),
-                    (Method::Adaptive, Some(s)) => {
-                        Box::new(AdaptiveSkinning::new(s, AdaptiveOptions::default()))
-                    }
-                    (m, None) => {
-                        return Err(Error::Invalid(format!(
-                            "--method {m} needs --skinning (a model fitted with `tress skinning fit`)"
-                        )));
-                    }
-                })
-            };
             let skin = a
                 .skinning
                 .as_ref()
@@ -232,7 +214,19 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
                 Some(s) => s.layout.guides.clone(),
                 None => select_uv_lattice(&scene.groom, a.guides),
             };
-            let model = interpolator(skin, &guides)?;
+            if method.needs_skinning() && skin.is_none() {
+                return Err(Error::Invalid(format!(
+                    "--method {method} needs --skinning (a model fitted with `tress skinning fit`)"
+                )));
+            }
+            let model = crate::guides::interpolator(
+                method,
+                &scene.groom,
+                &guides,
+                10,
+                skin,
+                &AdaptiveOptions::default(),
+            )?;
 
             let (h2, _) = head_shape(&head_spec, &scene, &transform, a.sdf_cell)?;
             let projection = colliders(h2, &body, track.clone());

@@ -11,7 +11,7 @@ use super::report::{num, output_file, thousands};
 use crate::cache::open_source;
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
-use crate::guides::select::match_guide_strands;
+use crate::guides::select::{match_guide_strands, read_guide_list};
 use crate::guides::select_uv_lattice;
 use crate::guides::skinning::{FitOptions, fit};
 use crate::guides::sparse::select_from_training;
@@ -80,31 +80,16 @@ pub fn run(c: &SkinningCommand) -> Result<()> {
 
 /// Guide strand indices from a JSON list or a file of guide strands.
 fn read_guides(path: &std::path::Path, groom: &crate::groom::Groom) -> Result<Vec<usize>> {
-    let bad = |m: String| Error::Invalid(format!("{}: {m}", path.display()));
     if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
-        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-        let list = v
-            .get("guides")
-            .unwrap_or(&v)
-            .as_array()
-            .ok_or_else(|| bad("expected a list of strand indices (or {\"guides\": [...]})".into()))?;
-        let mut out = Vec::with_capacity(list.len());
-        for x in list {
-            let s = x
-                .as_u64()
-                .ok_or_else(|| bad(format!("{x} is not a strand index")))? as usize;
-            if s >= groom.strand_count() {
-                return Err(bad(format!(
-                    "strand {s} is past the groom's {} strands",
-                    groom.strand_count()
-                )));
-            }
-            out.push(s);
+        let list = read_guide_list(path)?;
+        if let Some(s) = list.iter().find(|&&s| s >= groom.strand_count()) {
+            return Err(Error::Invalid(format!(
+                "{}: strand {s} is past the groom's {} strands",
+                path.display(),
+                groom.strand_count()
+            )));
         }
-        out.sort_unstable();
-        out.dedup();
-        return Ok(out);
+        return Ok(list);
     }
     let info = open_source(path, None, 24.0)?.info().clone();
     Ok(match_guide_strands(path, groom, &info)?

@@ -13,10 +13,7 @@ use crate::cache::{CacheInfo, SinkOptions, create_sink, open_source};
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
 use crate::guides::Upsampler;
-use crate::guides::{
-    AdaptiveOptions, AdaptiveSkinning, IdwModel, Interpolator, Method, NearestGuide, Skinning,
-    StaticSkinning, select_uv_lattice,
-};
+use crate::guides::{AdaptiveOptions, Method, Skinning, select_uv_lattice};
 use crate::render::preview::root_pose;
 
 #[derive(Debug, Args)]
@@ -99,13 +96,14 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         )));
     }
     let rest_roots: Vec<Vec3> = guides.iter().map(|&s| groom.strand(s)[0]).collect();
-    let model: Box<dyn Interpolator> = match (a.method, skinning) {
-        (Method::Idw, _) => Box::new(IdwModel::new(&groom, &guides, a.neighbors)?),
-        (Method::Nearest, _) => Box::new(NearestGuide::new(&groom, &guides)?),
-        (Method::Static, Some(s)) => Box::new(StaticSkinning::new(s)),
-        (Method::Adaptive, Some(s)) => Box::new(AdaptiveSkinning::new(s, AdaptiveOptions::default())),
-        (m, None) => return Err(Error::Invalid(format!("--method {m} needs --model"))),
-    };
+    let model = crate::guides::interpolator(
+        a.method,
+        &groom,
+        &guides,
+        a.neighbors,
+        skinning,
+        &AdaptiveOptions::default(),
+    )?;
     let out_info = CacheInfo {
         topology: groom.to_strands(),
         fps: info.fps,
@@ -134,13 +132,9 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         };
         sink.write(info.frames[i], &guide_points, Some(head))?;
     }
-    tracing::info!(diagnostics = %up_diagnostics(&sink), "upsampled");
+    tracing::info!(diagnostics = %sink.diagnostics(), "upsampled");
     for f in Box::new(sink).finish()? {
         output_file(&f);
     }
     Ok(())
-}
-
-fn up_diagnostics(u: &Upsampler) -> String {
-    u.diagnostics().to_string()
 }

@@ -394,9 +394,9 @@ impl Interpolator for AdaptiveSkinning {
                     // Back to the best-fitting set when that is seamless (ours, see the option).
                     if cur as usize != best && valid(best) && return_sq > 0.0 {
                         let mut before = vec![Vec3::ZERO; n];
-                        skin.interpolate(s, cur as usize, &rot, frame.guides, &mut before);
+                        skin.interpolate(s, cur as usize, &rot, &mut before);
                         let mut trial = vec![Vec3::ZERO; n];
-                        skin.interpolate(s, best, &rot, frame.guides, &mut trial);
+                        skin.interpolate(s, best, &rot, &mut trial);
                         let e: f32 = trial
                             .iter()
                             .zip(&before)
@@ -409,11 +409,11 @@ impl Interpolator for AdaptiveSkinning {
                     return (cur, false);
                 }
                 let mut before = vec![Vec3::ZERO; n];
-                skin.interpolate(s, cur as usize, &rot, frame.guides, &mut before);
+                skin.interpolate(s, cur as usize, &rot, &mut before);
                 let mut trial = vec![Vec3::ZERO; n];
                 let mut best: Option<(f32, usize)> = None;
                 for set in skin.sets(s).filter(|&k| valid(k)) {
-                    skin.interpolate(s, set, &rot, frame.guides, &mut trial);
+                    skin.interpolate(s, set, &rot, &mut trial);
                     let e: f32 = trial
                         .iter()
                         .zip(&before)
@@ -445,7 +445,7 @@ impl Interpolator for AdaptiveSkinning {
                 if let Some(slot) = layout.slot(s) {
                     dst.copy_from_slice(layout.guide(slot, frame.guides));
                 } else if !dst.is_empty() {
-                    skin.interpolate(s, current[s] as usize, &rot, frame.guides, dst);
+                    skin.interpolate(s, current[s] as usize, &rot, dst);
                 }
             });
         self.times.grouping += grouped;
@@ -455,10 +455,7 @@ impl Interpolator for AdaptiveSkinning {
     }
 
     fn weights(&self, s: usize, out: &mut Vec<(u32, Vec<f32>)>) {
-        out.clear();
-        if !self.skin.layout.is_guide(s) && self.skin.layout.counts[s] > 0 {
-            self.skin.set_weights(s, self.current[s] as usize, out);
-        }
+        self.skin.set_weights(s, self.current[s] as usize, out);
     }
 
     fn candidates(&self, s: usize, out: &mut Vec<u32>) {

@@ -5,7 +5,7 @@
 //! B_g(j) s̄ = g(j) + R_g(j)·(s̄ − ḡ(j)). A normal particle past the end of a shorter guide
 //! follows the guide's last particle (001 §6.1).
 
-use glam::{Affine3A, Mat3A, Quat, Vec3, Vec3A};
+use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
 
 use super::frames::transport;
@@ -127,19 +127,51 @@ impl GuideLayout {
         Ok(())
     }
 
-    /// Every guide's frame rotations R_g(j) (parallel transport from the root) for one frame,
-    /// with the rigid maps B_g(j) they make (rest point → carried point).
+    /// The `k` guide slots closest to strand `s` at rest, closest first: closest by the mean
+    /// distance of corresponding particles (a guide shorter than the strand lends its last
+    /// particle), among the `pool` guides with the closest roots (all of them when `pool` is
+    /// the guide count). Ties go to the lower slot.
+    pub fn closest_guides(&self, s: usize, k: usize, pool: usize) -> Vec<u32> {
+        let me = self.strand(s);
+        if me.is_empty() {
+            return Vec::new();
+        }
+        let mut by_root: Vec<(f32, u32)> = (0..self.guide_count())
+            .map(|g| (me[0].distance_squared(self.guide_rest(g)[0]), g as u32))
+            .collect();
+        let pool = pool.max(k).min(by_root.len());
+        if pool == 0 {
+            return Vec::new();
+        }
+        by_root.select_nth_unstable_by(pool - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut near: Vec<(f32, u32)> = by_root[..pool]
+            .iter()
+            .map(|&(_, g)| {
+                let gr = self.guide_rest(g as usize);
+                let d: f32 = me
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| p.distance(gr[i.min(gr.len() - 1)]))
+                    .sum();
+                (d, g)
+            })
+            .collect();
+        near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        near.truncate(k);
+        near.into_iter().map(|(_, g)| g).collect()
+    }
+
+    /// Every guide's rigid maps B_g(j) for one frame: x ↦ g(j) + R_g(j)(x − ḡ(j)), with R_g(j)
+    /// the rotation parallel-transported from the root (rest point → carried point).
     pub fn rotations(&self, guide_points: &[Vec3]) -> GuideRotations {
-        let per: Vec<(Vec<Quat>, Vec<Affine3A>)> = (0..self.guide_count())
+        let per: Vec<Vec<Affine3A>> = (0..self.guide_count())
             .into_par_iter()
             .map(|k| {
                 let mut r = Vec::new();
                 let rest = self.guide_rest(k);
                 let cur = self.guide(k, guide_points);
                 transport(rest, cur, &mut r);
-                // x ↦ cur_j + R_j (x − rest_j)
-                let maps = r
-                    .iter()
+                r.iter()
                     .zip(rest.iter().zip(cur))
                     .map(|(q, (r0, c))| {
                         let m = Mat3A::from_quat(*q);
@@ -148,47 +180,23 @@ impl GuideLayout {
                             translation: Vec3A::from(*c) - m * Vec3A::from(*r0),
                         }
                     })
-                    .collect();
-                (r, maps)
+                    .collect()
             })
             .collect();
         let mut start = Vec::with_capacity(per.len() + 1);
         start.push(0);
-        for (_, m) in &per {
+        for m in &per {
             start.push(start.last().expect("one") + m.len());
         }
-        let mut maps = Vec::with_capacity(*start.last().expect("one"));
-        let mut rots = Vec::with_capacity(per.len());
-        for (r, m) in per {
-            maps.extend(m);
-            rots.push(r);
-        }
         GuideRotations {
-            per: rots,
-            maps,
+            maps: per.into_iter().flatten().collect(),
             start,
         }
     }
-
-    /// B_g(j)·s̄: where guide `slot` carries rest point `rest_point` bound to its particle
-    /// `i` (its last particle when it is shorter).
-    #[inline]
-    pub fn carried(
-        &self,
-        rot: &GuideRotations,
-        guide_points: &[Vec3],
-        slot: usize,
-        i: usize,
-        rest_point: Vec3,
-    ) -> Vec3 {
-        let _ = guide_points;
-        rot.carry(slot, i, rest_point)
-    }
 }
 
-/// One frame's guide rotations, per guide slot and particle, and the rigid maps B_g(j).
+/// One frame's rigid guide maps B_g(j), per guide slot and particle.
 pub struct GuideRotations {
-    pub per: Vec<Vec<Quat>>,
     /// B_g(j) of every guide particle, guide after guide (`start[slot]..start[slot + 1]`).
     maps: Vec<Affine3A>,
     start: Vec<usize>,

@@ -4,6 +4,7 @@
 //! strand skinning fitted on a training simulation (001 §6), static or adaptive (001 §4).
 
 pub mod adaptive;
+pub mod fixed;
 pub mod frames;
 pub mod idw;
 pub mod interpolator;
@@ -18,11 +19,34 @@ pub mod two_way;
 pub mod upsample;
 
 pub use adaptive::{AdaptiveOptions, AdaptiveSkinning};
-pub use idw::IdwModel;
+pub use fixed::FixedWeights;
 pub use interpolator::{GuideFrame, InterpTimes, Interpolator, Method};
 pub use layout::GuideLayout;
-pub use nearest::NearestGuide;
 pub use select::{root_uvs, select_uv_lattice};
 pub use skinning::{Skinning, StaticSkinning};
 pub use two_way::{TwoWay, TwoWayOptions};
 pub use upsample::Upsampler;
+
+/// The interpolator of `method` for `groom` (rest, head frame) with guide strands `guides`:
+/// IDW from `neighbors` guides, the nearest guide, or static / adaptive skinning with the fitted
+/// `skinning` model (whose guides must be `guides`).
+pub fn interpolator(
+    method: Method,
+    groom: &crate::groom::Groom,
+    guides: &[usize],
+    neighbors: usize,
+    skinning: Option<Skinning>,
+    adaptive: &AdaptiveOptions,
+) -> crate::error::Result<Box<dyn Interpolator>> {
+    Ok(match (method, skinning) {
+        (Method::Idw, _) => Box::new(FixedWeights::idw(groom, guides, neighbors)?),
+        (Method::Nearest, _) => Box::new(FixedWeights::nearest(groom, guides)?),
+        (Method::Static, Some(s)) => Box::new(StaticSkinning::new(s)),
+        (Method::Adaptive, Some(s)) => Box::new(AdaptiveSkinning::new(s, adaptive.clone())),
+        (m, None) => {
+            return Err(crate::error::Error::Invalid(format!(
+                "the {m} method needs a fitted skinning model (`tress skinning fit`, or a job's fit stage)"
+            )));
+        }
+    })
+}

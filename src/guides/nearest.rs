@@ -2,84 +2,34 @@
 //! mean rest distance between corresponding particles), carried in the guide's frame
 //! (001 Eq. 5 with a single guide of weight 1).
 
-use std::time::{Duration, Instant};
-
-use glam::Vec3;
 use rayon::prelude::*;
 
-use super::idw::blend;
-use super::interpolator::{GuideFrame, InterpTimes, Interpolator, Method};
+use super::fixed::FixedWeights;
+use super::interpolator::Method;
 use super::layout::GuideLayout;
 use crate::error::Result;
 use crate::groom::Groom;
 
-pub struct NearestGuide {
-    pub layout: GuideLayout,
-    /// Per strand: its guide with weight 1 at every particle (empty for guides).
-    bindings: Vec<Vec<(u32, Vec<f32>)>>,
-    time: Duration,
-}
-
-impl NearestGuide {
-    pub fn new(groom: &Groom, guides: &[usize]) -> Result<NearestGuide> {
+impl FixedWeights {
+    /// Every normal strand of `groom` bound to its closest guide, with weight 1.
+    pub fn nearest(groom: &Groom, guides: &[usize]) -> Result<FixedWeights> {
         let layout = GuideLayout::new(groom, guides)?;
+        let all = layout.guide_count();
         let bindings = (0..layout.strand_count())
             .into_par_iter()
             .map(|s| {
-                let me = layout.strand(s);
-                if layout.is_guide(s) || me.is_empty() || guides.is_empty() {
+                let n = layout.strand(s).len();
+                if layout.is_guide(s) || n == 0 {
                     return Vec::new();
                 }
-                let best = (0..layout.guide_count())
-                    .map(|k| {
-                        let g = layout.guide_rest(k);
-                        let d: f32 = me
-                            .iter()
-                            .enumerate()
-                            .map(|(i, p)| p.distance(g[i.min(g.len() - 1)]))
-                            .sum();
-                        (d, k as u32)
-                    })
-                    .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
-                    .expect("guides exist");
-                vec![(best.1, vec![1.0; me.len()])]
+                layout
+                    .closest_guides(s, 1, all)
+                    .into_iter()
+                    .map(|g| (g, vec![1.0; n]))
+                    .collect()
             })
             .collect();
-        Ok(NearestGuide {
-            layout,
-            bindings,
-            time: Duration::ZERO,
-        })
-    }
-}
-
-impl Interpolator for NearestGuide {
-    fn method(&self) -> Method {
-        Method::Nearest
-    }
-
-    fn layout(&self) -> &GuideLayout {
-        &self.layout
-    }
-
-    fn interpolate(&mut self, frame: &GuideFrame, out: &mut [Vec3]) -> Result<()> {
-        self.layout.check_frame(frame.guides)?;
-        let t = Instant::now();
-        blend(&self.layout, &self.bindings, frame.guides, out);
-        self.time += t.elapsed();
-        Ok(())
-    }
-
-    fn weights(&self, s: usize, out: &mut Vec<(u32, Vec<f32>)>) {
-        out.clear();
-        out.extend(self.bindings[s].iter().cloned());
-    }
-
-    fn times(&self) -> InterpTimes {
-        InterpTimes {
-            interpolation: self.time,
-            ..Default::default()
-        }
+        Ok(FixedWeights::new(Method::Nearest, layout, bindings))
     }
 }
 
@@ -87,7 +37,9 @@ impl Interpolator for NearestGuide {
 mod tests {
     use super::*;
     use crate::groom::{GroomParams, generate};
+    use crate::guides::{GuideFrame, Interpolator};
     use crate::motion::Pose;
+    use glam::Vec3;
 
     #[test]
     fn every_strand_follows_its_closest_guide_rigidly() {
@@ -97,7 +49,7 @@ mod tests {
         })
         .unwrap();
         let guides = crate::guides::select_uv_lattice(&g, 30);
-        let mut m = NearestGuide::new(&g, &guides).unwrap();
+        let mut m = FixedWeights::nearest(&g, &guides).unwrap();
         // Guides translated by the same vector: every strand moves by it.
         let shift = Vec3::new(0.3, -1.0, 0.5);
         let moved: Vec<Vec3> = m.layout.extract(g.points()).iter().map(|p| *p + shift).collect();

@@ -134,6 +134,29 @@ pub fn match_guide_strands(
     Ok(order)
 }
 
+/// Guide strand indices from a JSON file: a list, or `{"guides": [...]}` (a job's
+/// `guides.json`); sorted, without repeats. (`GuideLayout::new` checks them against a groom.)
+pub fn read_guide_list(path: &std::path::Path) -> crate::error::Result<Vec<usize>> {
+    let bad = |m: String| crate::error::Error::Invalid(format!("{}: {m}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let list = v
+        .get("guides")
+        .unwrap_or(&v)
+        .as_array()
+        .ok_or_else(|| bad("expected a list of strand indices (or {\"guides\": [...]})".into()))?;
+    let mut out = Vec::with_capacity(list.len());
+    for x in list {
+        out.push(
+            x.as_u64()
+                .ok_or_else(|| bad(format!("{x} is not a strand index")))? as usize,
+        );
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -106,6 +106,9 @@ impl TwoWay {
     }
 }
 
+/// A strand's current guides with their weight per particle.
+type StrandWeights = Vec<(u32, Vec<f32>)>;
+
 /// One normal particle inside a solid: strand, particle index, penalty acceleration.
 struct Hit {
     strand: usize,
@@ -130,34 +133,32 @@ fn effective_forces(
         return out;
     }
     // The rows of Eq. 4 that can matter: strands carried by a guide that carries a hit strand.
+    // Each strand's current weights are taken once: the hit strands' first, then the others'.
+    let weigh = |strands: &[u32]| -> Vec<(u32, StrandWeights)> {
+        strands
+            .par_iter()
+            .map(|&s| {
+                let mut w = Vec::new();
+                interp.weights(s as usize, &mut w);
+                (s, w)
+            })
+            .collect()
+    };
     let mut hit_strands: Vec<u32> = hits.iter().map(|h| h.strand as u32).collect();
     hit_strands.sort_unstable();
     hit_strands.dedup();
-    let mut hit_guides: Vec<u32> = hit_strands
-        .par_iter()
-        .flat_map_iter(|&s| {
-            let mut w = Vec::new();
-            interp.weights(s as usize, &mut w);
-            w.into_iter().map(|(g, _)| g)
-        })
-        .collect();
+    let mut weights: BTreeMap<u32, StrandWeights> = weigh(&hit_strands).into_iter().collect();
+    let mut hit_guides: Vec<u32> = weights.values().flatten().map(|(g, _)| *g).collect();
     hit_guides.sort_unstable();
     hit_guides.dedup();
-    let mut rows_needed: Vec<u32> = hit_guides
+    let mut others: Vec<u32> = hit_guides
         .iter()
         .flat_map(|&g| carriers[g as usize].iter().copied())
+        .filter(|s| !weights.contains_key(s))
         .collect();
-    rows_needed.sort_unstable();
-    rows_needed.dedup();
-    // Their weights, and which of them each guide carries now.
-    let weights: BTreeMap<u32, Vec<(u32, Vec<f32>)>> = rows_needed
-        .par_iter()
-        .map(|&s| {
-            let mut w = Vec::new();
-            interp.weights(s as usize, &mut w);
-            (s, w)
-        })
-        .collect();
+    others.sort_unstable();
+    others.dedup();
+    weights.extend(weigh(&others));
     let mut carried: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for (&s, w) in &weights {
         for (g, _) in w {
@@ -372,7 +373,7 @@ mod tests {
     use super::*;
     use crate::collide::{Colliders, Sphere};
     use crate::groom::Groom;
-    use crate::guides::NearestGuide;
+    use crate::guides::FixedWeights;
     use crate::motion::{HeadTrack, Pose};
     use crate::sim::{Material, SimOptions, Simulation};
 
@@ -405,7 +406,7 @@ mod tests {
             c
         };
         let deepest = |sim: &Simulation| {
-            let mut interp = NearestGuide::new(&groom, &[0]).unwrap();
+            let mut interp = FixedWeights::nearest(&groom, &[0]).unwrap();
             let mut full = vec![Vec3::ZERO; groom.points().len()];
             let frame = GuideFrame {
                 frame: 0.0,
@@ -429,7 +430,7 @@ mod tests {
             };
             let mut sim = Simulation::new(&guide, Material::default(), options, colliders(), 0.0);
             if coupled {
-                let interp = Box::new(NearestGuide::new(&groom, &[0]).unwrap());
+                let interp = Box::new(FixedWeights::nearest(&groom, &[0]).unwrap());
                 sim.forces = Some(Box::new(TwoWay::new(interp, TwoWayOptions::default())));
             }
             let before = deepest(&sim);

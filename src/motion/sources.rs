@@ -18,6 +18,59 @@ use super::pose::Pose;
 use super::track::HeadTrack;
 use crate::error::{Error, Result};
 
+/// Where head motion comes from: one of a preset (or a TOML of one), a glTF node, an Alembic
+/// transform or rigidly moving mesh, or a track file. Shared by the command line and jobs.
+#[derive(Clone, Debug, Default)]
+pub struct MotionSource {
+    pub preset: Option<String>,
+    pub gltf: Option<std::path::PathBuf>,
+    pub node: Option<String>,
+    pub animation: Option<String>,
+    pub abc: Option<std::path::PathBuf>,
+    pub xform: Option<String>,
+    pub mesh: Option<String>,
+    pub track: Option<std::path::PathBuf>,
+}
+
+impl MotionSource {
+    pub fn is_given(&self) -> bool {
+        self.preset.is_some() || self.gltf.is_some() || self.abc.is_some() || self.track.is_some()
+    }
+
+    /// The track, sampled at `fps` where the source needs sampling.
+    pub fn load(&self, fps: f64) -> Result<(HeadTrack, TrackReport)> {
+        if let Some(p) = &self.preset {
+            let m = super::RandomMotion::preset(p)?;
+            let t = m.track()?;
+            let report = TrackReport {
+                source: format!("motion preset {p} (seed {})", m.seed),
+                samples: t.len(),
+                ..Default::default()
+            };
+            return Ok((t, report));
+        }
+        if let Some(f) = &self.gltf {
+            let node = self
+                .node
+                .as_deref()
+                .ok_or_else(|| Error::Invalid("a glTF motion needs a node (--node NAME)".into()))?;
+            return from_gltf(f, node, self.animation.as_deref(), fps);
+        }
+        if let Some(f) = &self.abc {
+            return match &self.mesh {
+                Some(m) => from_abc_mesh(f, Some(m)),
+                None => from_abc_xform(f, self.xform.as_deref()),
+            };
+        }
+        if let Some(f) = &self.track {
+            return from_track_file(f, fps);
+        }
+        Err(Error::Invalid(
+            "give a motion: --preset, --gltf, --abc or --track".into(),
+        ))
+    }
+}
+
 /// How a track was obtained, for reports.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct TrackReport {

@@ -5,11 +5,11 @@ use std::path::Path;
 use tress_formats::tcache::{Codec, TcacheHeader, TcacheWriter};
 
 use super::job::Job;
-use crate::cli::motion_cmd::{self, MotionArgs};
 use crate::collide::head_mesh::{from_file, to_file};
 use crate::collide::{Colliders, HeadShape};
 use crate::error::{Error, Result};
 use crate::groom::{Groom, Transform, read_groom, resample};
+use crate::motion::sources::MotionSource;
 use crate::motion::{HeadTrack, Pose, RandomMotion};
 use crate::sim::setup::{
     SceneGroom, body_params, colliders, file_groom, head_shape, place_track, procedural_groom,
@@ -141,7 +141,7 @@ pub fn track_of(job: &Job, m: &super::job::MotionSpec, first: i64) -> Result<(He
     if given == 0 {
         return Ok((HeadTrack::still(Pose::IDENTITY), "still head".into()));
     }
-    let args = MotionArgs {
+    let source = MotionSource {
         preset: None,
         gltf: m.gltf.clone().map(Into::into),
         node: m.node.clone(),
@@ -151,7 +151,7 @@ pub fn track_of(job: &Job, m: &super::job::MotionSpec, first: i64) -> Result<(He
         mesh: m.mesh.clone(),
         track: m.track.clone().map(Into::into),
     };
-    let (t, report) = motion_cmd::load(&args, job.fps)?;
+    let (t, report) = source.load(job.fps)?;
     Ok((place_track(t, true, &transform(job), start), report.source))
 }
 

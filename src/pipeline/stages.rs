@@ -15,12 +15,10 @@ use crate::cache::{CacheInfo, FrameSink, SinkOptions, create_sink};
 use crate::collide::Colliders;
 use crate::error::{Error, Result};
 use crate::groom::Groom;
-use crate::guides::skinning::{Skinning, StaticSkinning};
+use crate::guides::skinning::Skinning;
 use crate::guides::training::HeadFrames;
 use crate::guides::upsample::UpsampleTimes;
-use crate::guides::{
-    AdaptiveSkinning, IdwModel, Interpolator, Method, NearestGuide, TwoWay, Upsampler, select_uv_lattice,
-};
+use crate::guides::{Interpolator, TwoWay, Upsampler, select_uv_lattice};
 use crate::sim::run::{RunPlan, run as run_sim};
 use crate::sim::{ExternalForces, Simulation};
 
@@ -82,15 +80,7 @@ pub fn guides(ctx: &Ctx) -> Result<Vec<String>> {
 
 /// The guide strand indices recorded by the guides stage.
 pub fn guide_indices(ctx: &Ctx) -> Result<Vec<usize>> {
-    let path = ctx.out.join("guides.json");
-    let text =
-        std::fs::read_to_string(&path).map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
-    v["guides"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|x| x.as_u64().map(|u| u as usize)).collect())
-        .ok_or_else(|| Error::Invalid(format!("{}: no guide list", path.display())))
+    crate::guides::select::read_guide_list(&ctx.out.join("guides.json"))
 }
 
 /// The full simulation (`gt.tcache`), or the guides alone (`guides.tcache`).
@@ -268,13 +258,19 @@ pub fn interpolator(
     row: &MethodRow,
 ) -> Result<Box<dyn Interpolator>> {
     let job = ctx.job;
-    let skinning = || Skinning::load(&ctx.out.join("skinning.tskin"), groom);
-    Ok(match row.method {
-        Method::Idw => Box::new(IdwModel::new(groom, guides, job.guides.neighbors)?),
-        Method::Nearest => Box::new(NearestGuide::new(groom, guides)?),
-        Method::Static => Box::new(StaticSkinning::new(skinning()?)),
-        Method::Adaptive => Box::new(AdaptiveSkinning::new(skinning()?, job.guides.adaptive.clone())),
-    })
+    let skinning = row
+        .method
+        .needs_skinning()
+        .then(|| Skinning::load(&ctx.out.join("skinning.tskin"), groom))
+        .transpose()?;
+    crate::guides::interpolator(
+        row.method,
+        groom,
+        guides,
+        job.guides.neighbors,
+        skinning,
+        &job.guides.adaptive,
+    )
 }
 
 /// The guides of two-way rows simulated with two-way collision correction (001 §5):

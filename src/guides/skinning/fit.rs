@@ -80,35 +80,6 @@ pub struct FitReport {
     pub passes: usize,
 }
 
-/// The `k` guides closest to strand `s` (mean distance of corresponding rest particles, among
-/// the 4k with the closest roots), closest first.
-pub fn closest_guides(layout: &GuideLayout, s: usize, k: usize) -> Vec<u32> {
-    let me = layout.strand(s);
-    let mut by_root: Vec<(f32, u32)> = (0..layout.guide_count())
-        .map(|g| (me[0].distance_squared(layout.guide_rest(g)[0]), g as u32))
-        .collect();
-    let pool = (4 * k).min(by_root.len());
-    if pool == 0 {
-        return Vec::new();
-    }
-    by_root.select_nth_unstable_by(pool - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut near: Vec<(f32, u32)> = by_root[..pool]
-        .iter()
-        .map(|&(_, g)| {
-            let gr = layout.guide_rest(g as usize);
-            let d: f32 = me
-                .iter()
-                .enumerate()
-                .map(|(i, p)| p.distance(gr[i.min(gr.len() - 1)]))
-                .sum();
-            (d, g)
-        })
-        .collect();
-    near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    near.truncate(k);
-    near.into_iter().map(|(_, g)| g).collect()
-}
-
 /// ⟨a, b⟩ over the first min(len) particles.
 fn dot(a: &[Vec3], b: &[Vec3]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x.dot(*y) as f64).sum()
@@ -129,7 +100,7 @@ fn eligible_guides(
             if layout.is_guide(s) || layout.counts[s] == 0 {
                 Vec::new()
             } else {
-                closest_guides(layout, s, opts.candidates.max(1))
+                layout.closest_guides(s, opts.candidates.max(1), 4 * opts.candidates.max(1))
             }
         })
         .collect();
@@ -419,7 +390,7 @@ pub fn fit(
                 let mut d = [Vec3::ZERO; MAX_ELIGIBLE];
                 for i in 0..me.len() {
                     for (k, &g) in eligible[s].iter().enumerate() {
-                        d[k] = layout.carried(&rot, &gp, g as usize, i, me[i]) - cur[i];
+                        d[k] = rot.carry(g as usize, i, me[i]) - cur[i];
                     }
                     let h = &mut st.h[i * tri(e)..(i + 1) * tri(e)];
                     let mut o = 0;
@@ -593,10 +564,7 @@ pub(crate) mod tests {
         for s in 2..5 {
             for (i, &rest) in groom.strand(s).iter().enumerate() {
                 let w = w0(s, i);
-                out.push(
-                    w * layout.carried(&rot, &g, 0, i, rest)
-                        + (1.0 - w) * layout.carried(&rot, &g, 1, i, rest),
-                );
+                out.push(w * rot.carry(0, i, rest) + (1.0 - w) * rot.carry(1, i, rest));
             }
         }
         out

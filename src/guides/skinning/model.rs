@@ -91,10 +91,9 @@ impl Skinning {
     }
 
     /// Strand `s` interpolated with set `set` (001 Eq. 5), head frame.
-    pub fn interpolate(&self, s: usize, set: usize, rot: &GuideRotations, guides: &[Vec3], out: &mut [Vec3]) {
+    pub fn interpolate(&self, s: usize, set: usize, rot: &GuideRotations, out: &mut [Vec3]) {
         let me = self.layout.strand(s);
         let n = me.len();
-        let _ = guides;
         let coefs = self.coefs(set);
         let mut members = [0u32; tress_formats::skin::MAX_ELIGIBLE];
         let mut k = 0;
@@ -114,9 +113,13 @@ impl Skinning {
         }
     }
 
-    /// The weights of set `set` of strand `s` per member, along the strand.
+    /// The weights of set `set` of strand `s` per member, along the strand (none for guides
+    /// and empty strands).
     pub fn set_weights(&self, s: usize, set: usize, out: &mut Vec<(u32, Vec<f32>)>) {
         out.clear();
+        if self.layout.is_guide(s) || self.layout.counts[s] == 0 {
+            return;
+        }
         let n = self.layout.counts[s] as usize;
         let coefs = self.coefs(set);
         let mut w = vec![0.0f32; coefs.len()];
@@ -177,7 +180,7 @@ impl Interpolator for StaticSkinning {
                 if let Some(slot) = layout.slot(s) {
                     dst.copy_from_slice(layout.guide(slot, frame.guides));
                 } else if !dst.is_empty() {
-                    skin.interpolate(s, skin.sets(s).start, &rot, frame.guides, dst);
+                    skin.interpolate(s, skin.sets(s).start, &rot, dst);
                 }
             });
         self.time += t.elapsed();
@@ -185,10 +188,7 @@ impl Interpolator for StaticSkinning {
     }
 
     fn weights(&self, s: usize, out: &mut Vec<(u32, Vec<f32>)>) {
-        out.clear();
-        if !self.skin.layout.is_guide(s) && self.skin.layout.counts[s] > 0 {
-            self.skin.set_weights(s, self.skin.sets(s).start, out);
-        }
+        self.skin.set_weights(s, self.skin.sets(s).start, out);
     }
 
     fn times(&self) -> InterpTimes {
