@@ -12,6 +12,7 @@ pub mod groom;
 pub mod guides;
 pub mod metrics;
 pub mod motion;
+pub mod neural;
 pub mod pipeline;
 pub mod presets;
 pub mod render;

@@ -15,6 +15,7 @@ pub mod run_cmd;
 pub mod sdf_cmd;
 pub mod simulate;
 pub mod skinning_cmd;
+pub mod train_cmd;
 pub mod upsample_cmd;
 
 use clap::{Parser, Subcommand};
@@ -54,7 +55,8 @@ pub enum Command {
     Simulate(Box<simulate::SimulateArgs>),
     /// Run a job file: simulation, guides, upsampling, caches, previews, metrics, report.
     Run(run_cmd::RunArgs),
-    /// Upsample a guide cache to the whole groom (IDW, nearest guide, static or adaptive skinning).
+    /// Upsample a guide cache to the whole groom (IDW, nearest guide, static or adaptive
+    /// skinning, neural interpolation).
     Upsample(upsample_cmd::UpsampleArgs),
     /// Errors of a cache against a ground-truth cache (JSON and a markdown table).
     Eval(eval_cmd::EvalArgs),
@@ -71,6 +73,11 @@ pub enum Command {
     Skinning {
         #[command(subcommand)]
         command: skinning_cmd::SkinningCommand,
+    },
+    /// Train learned upsamplers: the neural interpolator (000).
+    Train {
+        #[command(subcommand)]
+        command: train_cmd::TrainCommand,
     },
     /// Procedural grooms.
     Groom {
@@ -95,5 +102,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Eval(a) => eval_cmd::run(&a),
         Command::Farm { command } => farm_cmd::run(&command),
         Command::Skinning { command } => skinning_cmd::run(&command),
+        Command::Train { command } => train_cmd::run(&command),
     }
 }

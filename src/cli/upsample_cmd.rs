@@ -1,4 +1,4 @@
-//! `tress upsample --method idw|nearest|static|adaptive --guides CACHE --groom G [--model M]
+//! `tress upsample --method idw|nearest|static|adaptive|neural --guides CACHE --groom G [--model M]
 //! -o OUT`: the whole groom from a cache of simulated guide strands (or from a cache of the
 //! whole groom, whose guide strands are then taken from it).
 
@@ -18,14 +18,16 @@ use crate::render::preview::root_pose;
 
 #[derive(Debug, Args)]
 pub struct UpsampleArgs {
-    /// idw and nearest need only the guides; static and adaptive skinning a fitted --model.
+    /// idw and nearest need only the guides; static and adaptive skinning a fitted --model
+    /// (.tskin); neural a trained --model (.tnn), whose uv-grid guides it uses.
     #[arg(long, value_enum, default_value_t = Method::Idw)]
     pub method: Method,
     /// The simulated guides: a cache whose strands are strands of the groom (matched by strand
     /// id, else by root position), or a cache of the whole groom (its guide strands are used).
     #[arg(long)]
     pub guides: PathBuf,
-    /// A skinning model (`.tskin`, from `tress skinning fit` or a job's fit stage).
+    /// A skinning model (`.tskin`, from `tress skinning fit` or a job's fit stage) or a neural
+    /// interpolator (`.tnn`, from `tress train interp`).
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// With a cache of the whole groom and no model: about this many guides on the root-UV
@@ -60,7 +62,31 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     let mut src = open_source(&a.guides, None, a.fps)?;
     let info = src.info().clone();
     let bad = |m: String| Error::Invalid(format!("{}: {m}", a.guides.display()));
+    // A neural model also gives other methods its guides (to compare on the same guides).
+    let is_tnn = a
+        .model
+        .as_ref()
+        .is_some_and(|m| m.extension().is_some_and(|e| e.eq_ignore_ascii_case("tnn")));
+    let neural = match (&a.model, a.method) {
+        (Some(m), Method::Neural) | (Some(m), Method::Idw | Method::Nearest)
+            if is_tnn || a.method == Method::Neural =>
+        {
+            let dev = burn::backend::flex::FlexDevice;
+            let (cfg, net, _) =
+                crate::neural::interp::load_model::<crate::neural::interp::apply::Cpu>(m, &dev)?;
+            Some(crate::neural::interp::NeuralInterpolator::new(
+                &groom, &cfg, net, dev,
+            )?)
+        }
+        (None, Method::Neural) => {
+            return Err(Error::Invalid(
+                "--method neural needs --model (a trained .tnn from `tress train interp`)".into(),
+            ));
+        }
+        _ => None,
+    };
     let skinning = match (&a.model, a.method.needs_skinning()) {
+        (Some(_), false) => None,
         (Some(m), _) => Some(Skinning::load(m, &groom)?),
         (None, true) => {
             return Err(Error::Invalid(format!(
@@ -73,9 +99,10 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     let whole_groom = info.topology.counts == groom.counts();
     // (groom strand, cache strand) of every guide, by groom strand.
     let order: Vec<(usize, usize)> = if whole_groom {
-        let guides: Vec<usize> = match &skinning {
-            Some(s) => s.layout.guides.clone(),
-            None => select_uv_lattice(&groom, a.count),
+        let guides: Vec<usize> = match (&skinning, &neural) {
+            (Some(s), _) => s.layout.guides.clone(),
+            (None, Some(n)) => n.guide_strands().to_vec(),
+            (None, None) => select_uv_lattice(&groom, a.count),
         };
         guides.iter().map(|&g| (g, g)).collect()
     } else {
@@ -96,14 +123,26 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         )));
     }
     let rest_roots: Vec<Vec3> = guides.iter().map(|&s| groom.strand(s)[0]).collect();
-    let model = crate::guides::interpolator(
-        a.method,
-        &groom,
-        &guides,
-        a.neighbors,
-        skinning,
-        &AdaptiveOptions::default(),
-    )?;
+    if let Some(n) = &neural
+        && n.guide_strands() != guides.as_slice()
+    {
+        return Err(bad(format!(
+            "its {} guide strands are not the model's {} uv-grid guides (simulate the guides `tress upsample` lists with -v, or give a cache of the whole groom)",
+            guides.len(),
+            n.guide_strands().len()
+        )));
+    }
+    let model: Box<dyn crate::guides::Interpolator> = match neural {
+        Some(n) if a.method == Method::Neural => Box::new(n),
+        _ => crate::guides::interpolator(
+            a.method,
+            &groom,
+            &guides,
+            a.neighbors,
+            skinning,
+            &AdaptiveOptions::default(),
+        )?,
+    };
     let out_info = CacheInfo {
         topology: groom.to_strands(),
         fps: info.fps,

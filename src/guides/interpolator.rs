@@ -28,10 +28,19 @@ pub enum Method {
     /// Fitted skinning choosing each strand's guide set every frame from how the guides move
     /// and where the solids are.
     Adaptive,
+    /// Per-particle weights over the 4 × 4 guide neighbourhood predicted by a trained network
+    /// (000); its guides are the model's uv-grid guides.
+    Neural,
 }
 
 impl Method {
-    pub const ALL: [Method; 4] = [Method::Idw, Method::Nearest, Method::Static, Method::Adaptive];
+    pub const ALL: [Method; 5] = [
+        Method::Idw,
+        Method::Nearest,
+        Method::Static,
+        Method::Adaptive,
+        Method::Neural,
+    ];
 
     pub fn id(self) -> &'static str {
         match self {
@@ -39,6 +48,7 @@ impl Method {
             Method::Nearest => "nearest",
             Method::Static => "static",
             Method::Adaptive => "adaptive",
+            Method::Neural => "neural",
         }
     }
 

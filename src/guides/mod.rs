@@ -43,6 +43,11 @@ pub fn interpolator(
         (Method::Nearest, _) => Box::new(FixedWeights::nearest(groom, guides)?),
         (Method::Static, Some(s)) => Box::new(StaticSkinning::new(s)),
         (Method::Adaptive, Some(s)) => Box::new(AdaptiveSkinning::new(s, adaptive.clone())),
+        (Method::Neural, _) => {
+            return Err(crate::error::Error::Invalid(
+                "the neural method needs a trained model (`tress train interp`); build it with neural::interp::NeuralInterpolator".into(),
+            ));
+        }
         (m, None) => {
             return Err(crate::error::Error::Invalid(format!(
                 "the {m} method needs a fitted skinning model (`tress skinning fit`, or a job's fit stage)"

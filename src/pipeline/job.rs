@@ -182,6 +182,7 @@ impl MethodRow {
             Method::Nearest => "nearest guide",
             Method::Static => "static skinning",
             Method::Adaptive => "adaptive skinning",
+            Method::Neural => "neural interpolation",
         };
         let correction = match (self.two_way, self.projection) {
             (true, true) => " + two-way correction + collision projection",

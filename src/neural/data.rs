@@ -1,0 +1,159 @@
+//! Training data of the neural methods: a full simulation of a groom laid on its uv grid
+//! ([`super::grid::UvGrid`]) in network units (head frame, relative to the scalp centre, over
+//! [`super::grid::UNIT_CM`]), and the crops of 000 §4.2.3.
+//!
+//! Crop augmentation: a crop is the (n − k) × (n − k) window starting at cell (du, dv) ∈ [0, k)²
+//! with its guides at crop-local (k·i, k·j), so every strand plays the guide in some crop ("every
+//! slot of the k × k upper-left region ... as the corner of a valid crop"). Guides are taken from
+//! the ground truth while training (000 §4.2.3); at run time they come from the guide simulation.
+
+use burn::prelude::*;
+use glam::Vec3;
+
+use super::grid::UvGrid;
+use crate::error::{Error, Result};
+use crate::guides::training::HeadFrames;
+
+/// Frames of one groom's simulation on its grid.
+pub struct GridFrames {
+    pub grid: UvGrid,
+    /// Rest, network units, [n, n, w] particles.
+    pub rest: Vec<[f32; 3]>,
+    /// Frames, network units.
+    pub frames: Vec<Vec<[f32; 3]>>,
+}
+
+/// The most frames held in memory (a guard against a giant allocation).
+const MAX_BYTES: usize = 8 << 30;
+
+impl GridFrames {
+    /// Reads frames `range` (all when `None`) of `cache` onto `grid`.
+    pub fn load(
+        grid: UvGrid,
+        cache: &mut HeadFrames,
+        range: Option<std::ops::Range<usize>>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<GridFrames> {
+        let range = range.unwrap_or(0..cache.len());
+        let per_frame = grid.cells() * grid.spec.points * 12;
+        if per_frame.saturating_mul(range.len()) > MAX_BYTES {
+            return Err(Error::Invalid(format!(
+                "{}: {} frames of a {}² grid need more than {} GiB; train on fewer frames",
+                cache.path().display(),
+                range.len(),
+                grid.spec.n,
+                MAX_BYTES >> 30
+            )));
+        }
+        let mut data = GridFrames::new(grid);
+        let total = range.len();
+        for (k, i) in range.enumerate() {
+            let (points, _) = cache.frame(i)?;
+            data.push(&points);
+            progress(k + 1, total);
+        }
+        Ok(data)
+    }
+
+    /// No frames yet.
+    pub fn new(grid: UvGrid) -> GridFrames {
+        let rest = grid.rest.iter().map(|p| grid.to_net(*p)).collect();
+        GridFrames {
+            grid,
+            rest,
+            frames: Vec::new(),
+        }
+    }
+
+    /// Adds a frame of the whole groom (head frame, groom order).
+    pub fn push(&mut self, points: &[Vec3]) {
+        let mut cells = Vec::new();
+        self.grid.gather(points, &mut cells);
+        self.frames
+            .push(cells.iter().map(|p| self.grid.to_net(*p)).collect());
+    }
+
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+}
+
+/// One training sample: consecutive frames of one crop.
+pub struct Batch<B: Backend> {
+    /// Rest `[1, c, c, w, 3]`.
+    pub rest: Tensor<B, 5>,
+    /// Targets `[b, c, c, w, 3]`.
+    pub target: Tensor<B, 5>,
+    /// Guides `[b, c/k, c/k, w, 3]`.
+    pub guides: Tensor<B, 5>,
+    /// Cell mask `[1, c, c, 1, 1]`.
+    pub mask: Tensor<B, 5>,
+}
+
+impl GridFrames {
+    /// Frames `first..first + count` cut to the window of `size` cells at (du, dv), guides every
+    /// k cells from the window's corner.
+    pub fn batch<B: Backend>(
+        &self,
+        first: usize,
+        count: usize,
+        (du, dv): (usize, usize),
+        size: usize,
+        dev: &B::Device,
+    ) -> Batch<B> {
+        let n = self.grid.spec.n;
+        let w = self.grid.spec.points;
+        let k = self.grid.spec.stride;
+        let m = size / k;
+        assert!(du + size <= n && dv + size <= n && size.is_multiple_of(k));
+        let window = |src: &[[f32; 3]], out: &mut Vec<f32>| {
+            for a in 0..size {
+                for b in 0..size {
+                    let c = (du + a) * n + dv + b;
+                    out.extend(src[c * w..(c + 1) * w].iter().flatten());
+                }
+            }
+        };
+        let guides = |src: &[[f32; 3]], out: &mut Vec<f32>| {
+            for i in 0..m {
+                for j in 0..m {
+                    let c = (du + k * i) * n + dv + k * j;
+                    out.extend(src[c * w..(c + 1) * w].iter().flatten());
+                }
+            }
+        };
+        let mut rest = Vec::with_capacity(size * size * w * 3);
+        window(&self.rest, &mut rest);
+        let mut target = Vec::with_capacity(count * size * size * w * 3);
+        let mut g = Vec::with_capacity(count * m * m * w * 3);
+        for f in first..first + count {
+            window(&self.frames[f], &mut target);
+            guides(&self.frames[f], &mut g);
+        }
+        let mut mask = Vec::with_capacity(size * size);
+        for a in 0..size {
+            for b in 0..size {
+                mask.push(if self.grid.occupied[(du + a) * n + dv + b] {
+                    1f32
+                } else {
+                    0.0
+                });
+            }
+        }
+        Batch {
+            rest: Tensor::from_data(TensorData::new(rest, [1, size, size, w, 3]), dev),
+            target: Tensor::from_data(TensorData::new(target, [count, size, size, w, 3]), dev),
+            guides: Tensor::from_data(TensorData::new(g, [count, m, m, w, 3]), dev),
+            mask: Tensor::from_data(TensorData::new(mask, [1, size, size, 1, 1]), dev),
+        }
+    }
+}
+
+/// Positions `[b, u, v, w, 3]` → network layout `[b, 3, u, v, w]`.
+pub fn channels_first<B: Backend>(x: Tensor<B, 5>) -> Tensor<B, 5> {
+    x.permute([0, 4, 1, 2, 3])
+}

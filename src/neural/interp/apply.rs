@@ -1,0 +1,193 @@
+//! The neural interpolator behind the upsampling seam: each frame, the guides go onto the uv grid,
+//! W_θ predicts ω (000 Eq. 2), L blends the 16 neighbourhood guides (Eq. 3), and the grid comes
+//! back to the groom's strands ([`crate::neural::grid::UvGrid::scatter`]). The rest features are
+//! computed once. Guides keep their simulated positions.
+
+use std::time::{Duration, Instant};
+
+use burn::prelude::*;
+use glam::Vec3;
+
+use super::model::{NEIGHBORS, RestFeatures, WeightNet, interpolate, neighbourhood};
+use super::train::InterpConfig;
+use crate::error::{Error, Result};
+use crate::groom::Groom;
+use crate::guides::{GuideFrame, GuideLayout, InterpTimes, Interpolator, Method};
+use crate::neural::data::channels_first;
+use crate::neural::grid::UvGrid;
+
+/// The CPU inference backend.
+pub type Cpu = burn::backend::Flex;
+
+pub struct NeuralInterpolator<B: Backend = Cpu> {
+    layout: GuideLayout,
+    grid: UvGrid,
+    net: WeightNet<B>,
+    rest: RestFeatures<B>,
+    dev: B::Device,
+    /// Layout slot of guide (i, j), row-major.
+    guide_slots: Vec<usize>,
+    /// The last frame's ω, [cell][w][16].
+    last_weights: Vec<f32>,
+    time: Duration,
+}
+
+impl<B: Backend> NeuralInterpolator<B> {
+    /// The interpolator for `groom` (rest, head frame) with a trained network. Its guides are
+    /// the grid's ([`UvGrid::guide_strands`]).
+    pub fn new(groom: &Groom, cfg: &InterpConfig, net: WeightNet<B>, dev: B::Device) -> Result<Self> {
+        let grid = UvGrid::new(groom, cfg.grid)?;
+        let guides = grid.guide_strands();
+        let layout = GuideLayout::new(groom, &guides)?;
+        let m = cfg.grid.guides_per_side();
+        let guide_slots = (0..m)
+            .flat_map(|i| (0..m).map(move |j| (i, j)))
+            .map(|(i, j)| {
+                let s = grid.source[grid.guide_cell(i, j, 0, 0)] as usize;
+                layout.slot(s).expect("guide strands are in the layout")
+            })
+            .collect();
+        let (n, w) = (cfg.grid.n, cfg.grid.points);
+        let rest: Vec<f32> = grid.rest.iter().flat_map(|p| grid.to_net(*p)).collect();
+        let rest_t = Tensor::<B, 5>::from_data(TensorData::new(rest, [1, n, n, w, 3]), &dev);
+        let rest = net.rest_features(channels_first(rest_t));
+        Ok(NeuralInterpolator {
+            layout,
+            grid,
+            net,
+            rest,
+            dev,
+            guide_slots,
+            last_weights: Vec::new(),
+            time: Duration::ZERO,
+        })
+    }
+
+    pub fn grid(&self) -> &UvGrid {
+        &self.grid
+    }
+
+    /// Guides that must be simulated (groom strand indices, increasing).
+    pub fn guide_strands(&self) -> &[usize] {
+        &self.layout.guides
+    }
+
+    /// The grid after Eq. 3 for one frame of guides (head frame, slot order), network units.
+    fn grid_frame(&mut self, guides: &[Vec3]) -> Vec<f32> {
+        let spec = self.grid.spec;
+        let (m, w) = (spec.guides_per_side(), spec.points);
+        let mut g = Vec::with_capacity(m * m * w * 3);
+        let mut tmp = Vec::with_capacity(w);
+        for &slot in &self.guide_slots {
+            tmp.clear();
+            let s = self.layout.guides[slot];
+            self.grid
+                .resample_strand(s, self.layout.guide(slot, guides), &mut tmp);
+            g.extend(tmp.iter().flat_map(|p| self.grid.to_net(*p)));
+        }
+        let g = Tensor::<B, 5>::from_data(TensorData::new(g, [1, m, m, w, 3]), &self.dev);
+        let om = self.net.weights(&self.rest, channels_first(g.clone()));
+        let hood = neighbourhood(g, spec.stride);
+        // ω as [cell][w][16] for weights().
+        self.last_weights = om
+            .clone()
+            .permute([0, 2, 3, 4, 1])
+            .into_data()
+            .to_vec()
+            .expect("f32");
+        interpolate(om, hood).into_data().to_vec().expect("f32")
+    }
+}
+
+impl<B: Backend> Interpolator for NeuralInterpolator<B>
+where
+    B::Device: Send + Sync,
+{
+    fn method(&self) -> Method {
+        Method::Neural
+    }
+
+    fn layout(&self) -> &GuideLayout {
+        &self.layout
+    }
+
+    fn interpolate(&mut self, frame: &GuideFrame, out: &mut [Vec3]) -> Result<()> {
+        self.layout.check_frame(frame.guides)?;
+        if out.len() != self.layout.rest.len() {
+            return Err(Error::Invalid("output frame has the wrong size".into()));
+        }
+        let t0 = Instant::now();
+        let net = self.grid_frame(frame.guides);
+        let cells: Vec<Vec3> = net
+            .chunks_exact(3)
+            .map(|p| self.grid.from_net([p[0], p[1], p[2]]))
+            .collect();
+        self.grid.scatter(&self.layout.rest, &cells, out);
+        for (slot, &s) in self.layout.guides.iter().enumerate() {
+            let r = self.layout.offsets[s]..self.layout.offsets[s + 1];
+            out[r].copy_from_slice(self.layout.guide(slot, frame.guides));
+        }
+        self.time += t0.elapsed();
+        Ok(())
+    }
+
+    fn weights(&self, s: usize, out: &mut Vec<(u32, Vec<f32>)>) {
+        out.clear();
+        if self.layout.is_guide(s) || self.last_weights.is_empty() {
+            return;
+        }
+        let spec = self.grid.spec;
+        let (n, w, k, m) = (spec.n, spec.points, spec.stride, spec.guides_per_side());
+        let count = self.layout.counts[s] as usize;
+        let first = self.layout.offsets[s];
+        let mut acc: Vec<(u32, Vec<f32>)> = Vec::new();
+        for (c, b) in self.grid.back_cells(s) {
+            let (a, bb) = (c as usize / n, c as usize % n);
+            for q in 0..NEIGHBORS {
+                let (di, dj) = (q / 4, q % 4);
+                let gi = ((a / k) as i64 - 1 + di as i64).clamp(0, m as i64 - 1) as usize;
+                let gj = ((bb / k) as i64 - 1 + dj as i64).clamp(0, m as i64 - 1) as usize;
+                let slot = self.guide_slots[gi * m + gj] as u32;
+                let e = match acc.iter_mut().position(|(g, _)| *g == slot) {
+                    Some(i) => &mut acc[i].1,
+                    None => {
+                        acc.push((slot, vec![0.0; count]));
+                        &mut acc.last_mut().expect("pushed").1
+                    }
+                };
+                for (i, v) in e.iter_mut().enumerate() {
+                    let wi = (self.grid.fraction(first + i) * (w - 1) as f32).round() as usize;
+                    *v += b * self.last_weights[(c as usize * w + wi) * NEIGHBORS + q];
+                }
+            }
+        }
+        acc.sort_by_key(|(g, _)| *g);
+        out.extend(acc);
+    }
+
+    fn candidates(&self, s: usize, out: &mut Vec<u32>) {
+        out.clear();
+        if self.layout.is_guide(s) {
+            return;
+        }
+        let spec = self.grid.spec;
+        let (n, k, m) = (spec.n, spec.stride, spec.guides_per_side());
+        for (c, _) in self.grid.back_cells(s) {
+            let (a, b) = (c as usize / n, c as usize % n);
+            for q in 0..NEIGHBORS {
+                let gi = ((a / k) as i64 - 1 + (q / 4) as i64).clamp(0, m as i64 - 1) as usize;
+                let gj = ((b / k) as i64 - 1 + (q % 4) as i64).clamp(0, m as i64 - 1) as usize;
+                out.push(self.guide_slots[gi * m + gj] as u32);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    fn times(&self) -> InterpTimes {
+        InterpTimes {
+            interpolation: self.time,
+            ..Default::default()
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The neural interpolator (000 §4.2): W_θ ([`model`]), its loss ([`loss`]), training
+//! ([`train`]) and the upsampling-seam implementation ([`apply`]).
+
+pub mod apply;
+pub mod loss;
+pub mod model;
+pub mod train;
+
+pub use apply::NeuralInterpolator;
+pub use train::{InterpConfig, load_model};

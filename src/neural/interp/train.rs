@@ -1,0 +1,491 @@
+//! Training W_θ (000 §4.2, §5.2): Adam at lr 1e-3, batches of consecutive frames of one crop
+//! (so L_tempo has frame pairs), guides from the ground truth, seeded; validation on held-out
+//! frames of the full grid; checkpoints that resume to the same result as an uninterrupted run.
+//!
+//! Each step's frames and crop come from a generator seeded with (seed, step), so a resumed run
+//! draws exactly what the uninterrupted run would have drawn.
+
+use std::path::Path;
+use std::time::Instant;
+
+use burn::module::{AutodiffModule, Module, ModuleMapper, Param, ParamId};
+use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::prelude::*;
+use burn::record::{FullPrecisionSettings, NamedMpkBytesRecorder, Recorder};
+use burn::tensor::backend::AutodiffBackend;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use super::loss::{LossWeights, loss};
+use super::model::{WeightNet, WeightNetConfig, interpolate, neighbourhood};
+use crate::error::{Error, Result};
+use crate::neural::data::{GridFrames, channels_first};
+use crate::neural::file::NeuralFile;
+use crate::neural::grid::{GridSpec, UNIT_CM};
+
+/// The network options of a training config.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetOptions {
+    pub guide_channels: usize,
+    pub slope: f64,
+}
+
+impl Default for NetOptions {
+    fn default() -> Self {
+        NetOptions {
+            guide_channels: 32,
+            slope: 0.2,
+        }
+    }
+}
+
+/// How to train.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainOptions {
+    /// Optimizer steps.
+    pub steps: usize,
+    /// Consecutive frames per step (000: batch 4).
+    pub batch: usize,
+    pub lr: f64,
+    pub seed: u64,
+    /// Share of the steps over which the snap weight ramps from 0 to its value.
+    pub snap_ramp: f64,
+    pub validate_every: usize,
+    pub checkpoint_every: usize,
+    /// Share of the training frames held out (at the end) for validation when no validation
+    /// cache is given.
+    pub validation: f64,
+    /// Stop early after this many minutes (the best model so far is kept).
+    pub max_minutes: Option<f64>,
+}
+
+impl Default for TrainOptions {
+    fn default() -> Self {
+        TrainOptions {
+            steps: 1500,
+            batch: 4,
+            lr: 1e-3,
+            seed: 1,
+            snap_ramp: 0.3,
+            validate_every: 100,
+            checkpoint_every: 100,
+            validation: 0.15,
+            max_minutes: None,
+        }
+    }
+}
+
+/// A training config (`presets/training/*.toml`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterpConfig {
+    pub grid: GridSpec,
+    #[serde(default)]
+    pub net: NetOptions,
+    #[serde(default)]
+    pub train: TrainOptions,
+    #[serde(default)]
+    pub loss: LossWeights,
+}
+
+/// Built-in training configs.
+pub const PRESETS: crate::presets::Table = &[
+    (
+        "interp_small",
+        include_str!("../../../presets/training/interp_small.toml"),
+    ),
+    (
+        "interp_paper",
+        include_str!("../../../presets/training/interp_paper.toml"),
+    ),
+];
+
+impl InterpConfig {
+    pub fn load(name_or_path: &str) -> Result<InterpConfig> {
+        let c: InterpConfig = crate::presets::load("training", PRESETS, name_or_path)?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        self.grid.validate()?;
+        let t = &self.train;
+        let bad = |m: &str| Err(Error::Invalid(format!("training config: {m}")));
+        if t.batch == 0 || t.batch > 64 {
+            return bad("`train.batch` must be 1 to 64");
+        }
+        if !(t.lr > 0.0 && t.lr < 1.0) {
+            return bad("`train.lr` must be in (0, 1)");
+        }
+        if !(0.0..0.9).contains(&t.validation) {
+            return bad("`train.validation` must be in [0, 0.9)");
+        }
+        if !(0.0..=1.0).contains(&t.snap_ramp) {
+            return bad("`train.snap_ramp` must be in [0, 1]");
+        }
+        if self.net.guide_channels == 0 || self.net.guide_channels > 512 {
+            return bad("`net.guide_channels` must be 1 to 512");
+        }
+        Ok(())
+    }
+
+    pub fn net(&self) -> WeightNetConfig {
+        WeightNetConfig::new(self.grid.levels())
+            .with_guide_channels(self.net.guide_channels)
+            .with_slope(self.net.slope)
+    }
+}
+
+/// Numbers parameters in module order (forcing their lazy initialisation in that order), so
+/// the same seed gives the same weights and the same file bytes.
+struct NumberParams(u64);
+
+impl<B: Backend> ModuleMapper<B> for NumberParams {
+    fn map_float<const D: usize>(&mut self, p: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+        let (_, t, m) = p.consume();
+        self.0 += 1;
+        Param::from_mapped_value(ParamId::from(self.0), t, m)
+    }
+}
+
+/// A freshly initialised network, seeded.
+pub fn init_net<B: Backend>(cfg: &InterpConfig, dev: &B::Device) -> WeightNet<B> {
+    B::seed(dev, cfg.train.seed);
+    cfg.net().init::<B>(dev).map(&mut NumberParams(0))
+}
+
+type Rec = NamedMpkBytesRecorder<FullPrecisionSettings>;
+
+pub fn net_to_bytes<B: Backend>(net: &WeightNet<B>) -> Vec<u8> {
+    Rec::default()
+        .record(net.clone().into_record(), ())
+        .expect("in-memory record")
+}
+
+pub fn net_from_bytes<B: Backend>(
+    cfg: &InterpConfig,
+    bytes: &[u8],
+    dev: &B::Device,
+    path: &Path,
+) -> Result<WeightNet<B>> {
+    let record = Recorder::<B>::load(&Rec::default(), bytes.to_vec(), dev)
+        .map_err(|e| Error::Invalid(format!("{}: the weights do not load: {e}", path.display())))?;
+    Ok(cfg.net().init::<B>(dev).load_record(record))
+}
+
+/// Validation figures (full grid, guides from the ground truth), cm.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Validation {
+    pub rmse_cm: f64,
+    /// Uniform weights over the 16 neighbourhood guides (a reference any training must beat).
+    pub uniform_rmse_cm: f64,
+    /// Mean relative change of segment lengths.
+    pub length_error: f64,
+}
+
+/// Scores `net` on every frame of `data` on the full grid.
+pub fn validate<B: Backend>(
+    net: &WeightNet<B>,
+    data: &GridFrames,
+    batch: usize,
+    dev: &B::Device,
+) -> Validation {
+    let n = data.grid.spec.n;
+    let k = data.grid.spec.stride;
+    let cells = data.grid.occupied.iter().filter(|&&o| o).count().max(1) as f64;
+    let w = data.grid.spec.points as f64;
+    let (mut se, mut se_u, mut len, mut count) = (0f64, 0f64, 0f64, 0usize);
+    let mut first = 0;
+    let mut rest_f = None;
+    while first < data.len() {
+        let b = batch.min(data.len() - first);
+        let bt = data.batch::<B>(first, b, (0, 0), n, dev);
+        let rf = rest_f.get_or_insert_with(|| net.rest_features(channels_first(bt.rest.clone())));
+        let om = net.weights(rf, channels_first(bt.guides.clone()));
+        let hood = neighbourhood(bt.guides.clone(), k);
+        let s = interpolate(om, hood.clone());
+        let u = hood.mean_dim(4).squeeze_dim::<5>(4);
+        let sq = |x: Tensor<B, 5>| -> f64 {
+            let v: f32 = ((x - bt.target.clone()).powi_scalar(2).sum_dim(4) * bt.mask.clone())
+                .sum()
+                .into_scalar()
+                .elem();
+            v as f64
+        };
+        se += sq(s.clone());
+        se_u += sq(u);
+        // Relative length change of every segment.
+        let seg = |x: Tensor<B, 5>| {
+            let [bb, uu, vv, ww, c] = x.dims();
+            let a = x.clone().slice([0..bb, 0..uu, 0..vv, 1..ww, 0..c]);
+            let z = x.slice([0..bb, 0..uu, 0..vv, 0..ww - 1, 0..c]);
+            (a - z).powi_scalar(2).sum_dim(4).sqrt()
+        };
+        let rl = seg(bt.rest.clone()) + 1e-6;
+        let rel: f32 = (((seg(s) - rl.clone()).abs() / rl) * bt.mask.clone())
+            .sum()
+            .into_scalar()
+            .elem();
+        len += rel as f64 / (w - 1.0);
+        count += b;
+        first += b;
+    }
+    let denom = cells * w * count as f64;
+    Validation {
+        rmse_cm: (se / denom).sqrt() * UNIT_CM as f64,
+        uniform_rmse_cm: (se_u / denom).sqrt() * UNIT_CM as f64,
+        length_error: len / (cells * count as f64),
+    }
+}
+
+/// Where a training run stands (saved in checkpoints).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Progress {
+    pub step: usize,
+    pub best: Option<(usize, Validation)>,
+    pub history: Vec<(usize, f32)>,
+    pub validations: Vec<(usize, Validation)>,
+}
+
+/// One line of training progress.
+pub struct StepReport<'a> {
+    pub step: usize,
+    pub steps: usize,
+    pub total: f32,
+    pub data: f32,
+    pub length: f32,
+    pub snap: f32,
+    pub tempo: f32,
+    pub seconds_per_step: f64,
+    pub validation: Option<&'a Validation>,
+}
+
+/// The trained network (best validation) and what training did.
+pub struct Trained<B: Backend> {
+    pub net: WeightNet<B>,
+    pub progress: Progress,
+    pub seconds: f64,
+    pub stopped_early: bool,
+}
+
+/// Trains W_θ on `train`, validating on `val`. With `checkpoint`, state is saved there every
+/// `checkpoint_every` steps, when `report` returns false (an interruption) and at the end;
+/// when the file exists and `resume` is set, training goes on from it (the step count and time
+/// budget may differ from the interrupted run's).
+pub fn train<B: AutodiffBackend>(
+    cfg: &InterpConfig,
+    train: &GridFrames,
+    val: &GridFrames,
+    dev: &B::Device,
+    checkpoint: Option<(&Path, bool)>,
+    report: &mut dyn FnMut(&StepReport) -> bool,
+) -> Result<Trained<B::InnerBackend>> {
+    let t = &cfg.train;
+    let spec = cfg.grid;
+    if train.grid.spec != spec || val.grid.spec != spec {
+        return Err(Error::Invalid("the data's grid is not the config's".into()));
+    }
+    if train.len() < t.batch {
+        return Err(Error::Invalid(format!(
+            "{} training frames; a step needs {} consecutive frames",
+            train.len(),
+            t.batch
+        )));
+    }
+    let mut net = init_net::<B>(cfg, dev);
+    let mut optim = AdamConfig::new().with_epsilon(1e-8).init::<B, WeightNet<B>>();
+    let mut progress = Progress::default();
+    let mut best_bytes: Option<Vec<u8>> = None;
+    if let Some((path, true)) = checkpoint
+        && path.exists()
+    {
+        let f = NeuralFile::read(path)?;
+        let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
+        let saved: InterpConfig = serde_json::from_value(f.header["config"].clone())
+            .map_err(|e| bad(&format!("no training config: {e}")))?;
+        let same = |c: &InterpConfig| {
+            let mut c = c.clone();
+            c.train.steps = 0;
+            c.train.max_minutes = None;
+            c
+        };
+        if same(&saved) != same(cfg) {
+            return Err(bad(
+                "the checkpoint was made with another training config; remove it or train with that config",
+            ));
+        }
+        progress = serde_json::from_value(f.header["progress"].clone())
+            .map_err(|e| bad(&format!("no progress: {e}")))?;
+        net = net_from_bytes(
+            cfg,
+            f.section("weights").ok_or_else(|| bad("no weights"))?,
+            dev,
+            path,
+        )?;
+        let o = f.section("optimizer").ok_or_else(|| bad("no optimizer state"))?;
+        let rec = Recorder::<B>::load(&Rec::default(), o.to_vec(), dev)
+            .map_err(|e| bad(&format!("the optimizer state does not load: {e}")))?;
+        optim = optim.load_record(rec);
+        best_bytes = f.section("best").map(|b| b.to_vec());
+    }
+    let k = spec.stride;
+    let size = spec.n - k;
+    let started = Instant::now();
+    let mut last = Instant::now();
+    let mut stopped_early = false;
+    let save = |net: &WeightNet<B>,
+                optim_bytes: Vec<u8>,
+                progress: &Progress,
+                best: &Option<Vec<u8>>,
+                path: &Path|
+     -> Result<()> {
+        let mut sections = vec![
+            ("weights".to_string(), net_to_bytes(net)),
+            ("optimizer".to_string(), optim_bytes),
+        ];
+        if let Some(b) = best {
+            sections.push(("best".into(), b.clone()));
+        }
+        NeuralFile {
+            header: serde_json::json!({
+                "kind": "interp-checkpoint",
+                "config": cfg,
+                "progress": progress,
+                "build": crate::build_id(),
+            }),
+            sections,
+        }
+        .write(path)
+    };
+    while progress.step < t.steps {
+        let step = progress.step;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+            t.seed ^ (step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        let first = rng.random_range(0..=train.len() - t.batch);
+        let corner = (rng.random_range(0..k), rng.random_range(0..k));
+        let b = train.batch::<B>(first, t.batch, corner, size, dev);
+        let rf = net.rest_features(channels_first(b.rest.clone()));
+        let om = net.weights(&rf, channels_first(b.guides.clone()));
+        let hood = neighbourhood(b.guides.clone(), k);
+        let s = interpolate(om, hood.clone());
+        let ramp = if t.snap_ramp > 0.0 {
+            (step as f64 / (t.snap_ramp * t.steps as f64)).min(1.0)
+        } else {
+            1.0
+        };
+        let terms = loss(s, b.target, b.rest, hood, b.mask, &cfg.loss, ramp);
+        if !terms.total.clone().into_scalar().elem::<f32>().is_finite() {
+            return Err(Error::Runtime(format!(
+                "training diverged at step {step} (loss is not finite); lower `train.lr`"
+            )));
+        }
+        let grads = GradientsParams::from_grads(terms.total.backward(), &net);
+        net = optim.step(t.lr, net, grads);
+        progress.step += 1;
+        let total = terms.data * cfg.loss.data as f32
+            + terms.length * cfg.loss.length as f32
+            + terms.snap * (cfg.loss.snap * ramp) as f32
+            + terms.tempo * cfg.loss.tempo as f32;
+        progress.history.push((step, total));
+        let per_step = last.elapsed().as_secs_f64();
+        last = Instant::now();
+        let out_of_time = t
+            .max_minutes
+            .is_some_and(|m| started.elapsed().as_secs_f64() > m * 60.0);
+        let done = progress.step == t.steps || out_of_time;
+        let mut validation = None;
+        if (t.validate_every > 0 && progress.step.is_multiple_of(t.validate_every)) || done {
+            let v = validate(&net.valid(), val, t.batch, dev);
+            if progress.best.is_none_or(|(_, b)| v.rmse_cm < b.rmse_cm) {
+                progress.best = Some((progress.step, v));
+                best_bytes = Some(net_to_bytes(&net.valid()));
+            }
+            progress.validations.push((progress.step, v));
+            validation = Some(v);
+        }
+        let go_on = report(&StepReport {
+            step: progress.step,
+            steps: t.steps,
+            total,
+            data: terms.data,
+            length: terms.length,
+            snap: terms.snap,
+            tempo: terms.tempo,
+            seconds_per_step: per_step,
+            validation: validation.as_ref(),
+        });
+        let interrupted = !go_on && !done;
+        if let Some((path, _)) = checkpoint
+            && ((t.checkpoint_every > 0 && progress.step.is_multiple_of(t.checkpoint_every))
+                || done
+                || interrupted)
+        {
+            let ob = Rec::default()
+                .record(optim.to_record(), ())
+                .map_err(|e| Error::Runtime(format!("optimizer state: {e}")))?;
+            save(&net, ob, &progress, &best_bytes, path)?;
+        }
+        if out_of_time || interrupted {
+            stopped_early = progress.step < t.steps;
+            break;
+        }
+    }
+    let inner = match &best_bytes {
+        Some(b) => net_from_bytes::<B::InnerBackend>(cfg, b, dev, Path::new("best"))?,
+        None => net.valid(),
+    };
+    Ok(Trained {
+        net: inner,
+        progress,
+        seconds: started.elapsed().as_secs_f64(),
+        stopped_early,
+    })
+}
+
+/// The model file of a trained interpolator.
+pub fn model_file<B: Backend>(
+    cfg: &InterpConfig,
+    net: &WeightNet<B>,
+    summary: serde_json::Value,
+) -> NeuralFile {
+    NeuralFile {
+        header: serde_json::json!({
+            "kind": "interp",
+            "method": "neural",
+            "paper": "Lyu et al. 2020 (000), W_θ + Eq. 2–3",
+            "config": cfg,
+            "grid": cfg.grid,
+            "training": summary,
+            "build": crate::build_id(),
+        }),
+        sections: vec![("weights".into(), net_to_bytes(net))],
+    }
+}
+
+/// Reads a model file: its config and network.
+pub fn load_model<B: Backend>(
+    path: &Path,
+    dev: &B::Device,
+) -> Result<(InterpConfig, WeightNet<B>, serde_json::Value)> {
+    let f = NeuralFile::read(path)?;
+    let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
+    if f.header["kind"] != "interp" {
+        return Err(bad(&format!(
+            "not a neural interpolator model (kind {})",
+            f.header["kind"]
+        )));
+    }
+    let cfg: InterpConfig = serde_json::from_value(f.header["config"].clone())
+        .map_err(|e| bad(&format!("bad config in the header: {e}")))?;
+    cfg.validate().map_err(|e| bad(&e.to_string()))?;
+    let net = net_from_bytes(
+        &cfg,
+        f.section("weights").ok_or_else(|| bad("no weights"))?,
+        dev,
+        path,
+    )?;
+    Ok((cfg, net, f.header))
+}

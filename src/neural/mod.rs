@@ -1,0 +1,16 @@
+//! Learned upsampling (000, Lyu et al. 2020): a network predicts, from the rest groom and the
+//! simulated guides, per-particle weights over each particle's 4 × 4 guide neighbourhood.
+//!
+//! - [`grid`]: the uv-grid groom the network works on (000 §4.1) and the transfer back to the
+//!   groom's strands;
+//! - [`data`]: ground-truth frames on the grid, crops (000 §4.2.3);
+//! - [`interp`]: W_θ, the interpolator L (Eq. 2–3), its losses (Eq. 4–8), training and the
+//!   upsampling-seam implementation;
+//! - [`file`]: the self-describing model and checkpoint files (`.tnn`);
+//! - [`device`]: the burn backends (Flex on the CPU; CUDA with the `cuda` feature).
+
+pub mod data;
+pub mod device;
+pub mod file;
+pub mod grid;
+pub mod interp;
