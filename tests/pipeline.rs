@@ -519,3 +519,58 @@ fn a_farm_log_shows_progress_and_each_output_as_it_is_written() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A job with the neural method trains it on the training simulation, shares its uv-grid
+/// guides with the other methods, scores it, and `tress upsample --method neural` with the
+/// job's model writes the same bytes as the job's upsample stage.
+#[test]
+fn a_job_trains_and_scores_the_neural_interpolator() {
+    let dir = common::temp_dir("pipeline-neural");
+    std::fs::write(
+        dir.join("nn.toml"),
+        "[grid]\nn = 8\nstride = 2\npoints = 12\n[net]\nguide_channels = 8\n[train]\nsteps = 6\nbatch = 2\nvalidate_every = 3\ncheckpoint_every = 2\nvalidation = 0.25\n",
+    )
+    .unwrap();
+    let job = write_job(
+        &dir,
+        "n",
+        "[training]\nmotion = \"turn\"\nframes = \"1-12\"\n[neural]\nconfig = \"nn.toml\"\n",
+    );
+    let text = std::fs::read_to_string(&job).unwrap().replace(
+        "count = 20",
+        "count = 20\nmethods = [\"neural\", \"idw\"]\nresolve_collisions = false",
+    );
+    std::fs::write(&job, text).unwrap();
+    let report = run(&["run", job.to_str().unwrap(), "--json"]);
+    let st = statuses(&report);
+    assert_eq!(st.get("train").map(String::as_str), Some("ran"), "{st:?}");
+    let out = dir.join("n");
+    let guides: Value = serde_json::from_slice(&std::fs::read(out.join("guides.json")).unwrap()).unwrap();
+    let neural: Value = serde_json::from_slice(&std::fs::read(out.join("neural.json")).unwrap()).unwrap();
+    assert_eq!(
+        guides["guides"].as_array().unwrap().len() as u64,
+        neural["guides"].as_u64().unwrap()
+    );
+    assert_eq!(neural["steps"], 6);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("neural interpolation"), "{md}");
+    let up = dir.join("up.tcache");
+    let o = common::tress(&[
+        "upsample",
+        "--method",
+        "neural",
+        "--model",
+        out.join("model.tnn").to_str().unwrap(),
+        "--guides",
+        out.join("guides.tcache").to_str().unwrap(),
+        "--groom",
+        out.join("groom.tcache").to_str().unwrap(),
+        "-o",
+        up.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let a = tress::pipeline::stage::file_sha256(&up).unwrap();
+    let b = tress::pipeline::stage::file_sha256(&out.join("parts/neural.1-8.tcache")).unwrap();
+    assert_eq!(a, b);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -52,6 +52,11 @@ impl Method {
         }
     }
 
+    /// Whether the method learns from a training simulation (skinning fit or network training).
+    pub fn needs_training(self) -> bool {
+        self.needs_skinning() || self == Method::Neural
+    }
+
     /// Whether the method needs a fitted skinning model.
     pub fn needs_skinning(self) -> bool {
         matches!(self, Method::Static | Method::Adaptive)

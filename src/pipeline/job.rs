@@ -147,6 +147,45 @@ impl Default for GuideSpec {
     }
 }
 
+/// The neural interpolator of a job (`[neural]`), trained on the `[training]` simulation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NeuralSpec {
+    /// A training config: built-in name (interp_small, interp_paper) or TOML file.
+    pub config: String,
+    /// Override the config's number of training steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<usize>,
+}
+
+impl Default for NeuralSpec {
+    fn default() -> Self {
+        NeuralSpec {
+            config: "interp_small".into(),
+            steps: None,
+        }
+    }
+}
+
+impl NeuralSpec {
+    /// The training config with the job's overrides.
+    pub fn load(&self, dir: Option<&std::path::Path>) -> Result<crate::neural::interp::InterpConfig> {
+        let name = match dir {
+            Some(d)
+                if self.config.ends_with(".toml") && !std::path::Path::new(&self.config).is_absolute() =>
+            {
+                d.join(&self.config).display().to_string()
+            }
+            _ => self.config.clone(),
+        };
+        let mut c = crate::neural::interp::InterpConfig::load(&name)?;
+        if let Some(s) = self.steps {
+            c.train.steps = s;
+        }
+        Ok(c)
+    }
+}
+
 /// One scored row: a method with the collision correction applied to it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MethodRow {
@@ -324,6 +363,9 @@ pub struct Job {
     material_dir: PathBuf,
     pub simulate: SimOptions,
     pub guides: GuideSpec,
+    /// The neural interpolator's training config (jobs with the neural method).
+    pub neural: NeuralSpec,
+    pub neural_config: Option<crate::neural::interp::InterpConfig>,
     /// The scored rows of `guides.methods`, parsed.
     pub rows: Vec<MethodRow>,
     /// The training simulation, with its frame range.
@@ -353,6 +395,7 @@ const TOP: &[&str] = &[
     "simulate",
     "guides",
     "training",
+    "neural",
     "colliders",
     "outputs",
     "preview",
@@ -525,6 +568,16 @@ impl Job {
             }
         }
         let rows = parse_rows(&guides, origin)?;
+        let neural: NeuralSpec = section(get("neural"), "neural", origin)?;
+        let neural_config = if rows.iter().any(|r| r.method == Method::Neural) {
+            Some(
+                neural
+                    .load(Some(dir))
+                    .map_err(|e| Error::Invalid(format!("{origin}: neural.config: {e}")))?,
+            )
+        } else {
+            None
+        };
         let training = match t.get("training") {
             Some(v) => {
                 let spec: TrainingSpec = section(v.clone(), "training", origin)?;
@@ -543,12 +596,12 @@ impl Job {
         if training.is_none() {
             let needs: Vec<&str> = rows
                 .iter()
-                .filter(|r| r.method.needs_skinning())
+                .filter(|r| r.method.needs_training())
                 .map(|r| r.key.as_str())
                 .collect();
             if !needs.is_empty() {
                 return Err(Error::Invalid(format!(
-                    "{origin}: guides.methods {needs:?} are fitted on a training simulation: add a [training] section (motion, seed, frames)"
+                    "{origin}: guides.methods {needs:?} are fitted or trained on a training simulation: add a [training] section (motion, seed, frames)"
                 )));
             }
             if guides.selection == Selection::Sparse {
@@ -616,6 +669,8 @@ impl Job {
             material_dir: dir.to_path_buf(),
             simulate,
             guides,
+            neural,
+            neural_config,
             rows,
             training,
             colliders,

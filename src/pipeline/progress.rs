@@ -15,6 +15,7 @@ pub struct FrameProgress {
     last_line: Instant,
     bar: Option<ProgressBar>,
     lines: bool,
+    unit: &'static str,
 }
 
 /// Frames between progress lines in a log.
@@ -44,6 +45,15 @@ impl FrameProgress {
             last_line: Instant::now(),
             bar,
             lines: !quiet && !tty,
+            unit: "frame",
+        }
+    }
+
+    /// Progress over `total` training steps.
+    pub fn steps(label: &str, total: u64, quiet: bool) -> FrameProgress {
+        FrameProgress {
+            unit: "step",
+            ..FrameProgress::new(label, total, quiet)
         }
     }
 
@@ -63,11 +73,12 @@ impl FrameProgress {
             let per = self.started.elapsed().as_secs_f64() / self.done as f64;
             let left = per * self.total.saturating_sub(self.done) as f64;
             eprintln!(
-                "           {} frame {frame} ({}/{}) {per:.2} s/frame, ETA {}",
+                "           {} {u} {frame} ({}/{}) {per:.2} s/{u}, ETA {}",
                 self.label,
                 self.done,
                 self.total,
-                clock(left)
+                clock(left),
+                u = self.unit
             );
         }
     }

@@ -13,6 +13,7 @@ use super::job::{Job, MethodRow};
 use super::stage::{OutputFile, Record, Stage, file_sha256, input_hash};
 use super::stages;
 use crate::error::{Error, Result};
+use crate::guides::Method;
 
 /// How to run.
 #[derive(Clone, Debug, Default)]
@@ -146,6 +147,7 @@ pub fn applies(job: &Job, stage: Stage) -> bool {
     match stage {
         Stage::TrainSim => job.training.is_some(),
         Stage::Fit => job.rows.iter().any(|r| r.method.needs_skinning()),
+        Stage::Train => job.rows.iter().any(|r| r.method == Method::Neural),
         Stage::TwoWay => job.rows.iter().any(|r| r.two_way),
         _ => true,
     }
@@ -169,12 +171,16 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
     let prepared = |ctx: &Ctx| -> Result<Vec<OutputFile>> { Ok(ctx.record(Stage::Prepare)?.outputs.clone()) };
     let training =
         |ctx: &Ctx| -> Result<OutputFile> { Ok(ctx.input(Stage::TrainSim, "training.tcache")?.clone()) };
+    // The fitted and trained models the upsampling rows use.
     let skinning = |ctx: &Ctx| -> Result<Vec<OutputFile>> {
+        let mut up = Vec::new();
         if applies(j, Stage::Fit) {
-            Ok(vec![ctx.input(Stage::Fit, "skinning.tskin")?.clone()])
-        } else {
-            Ok(Vec::new())
+            up.push(ctx.input(Stage::Fit, "skinning.tskin")?.clone());
         }
+        if applies(j, Stage::Train) {
+            up.push(ctx.input(Stage::Train, "model.tnn")?.clone());
+        }
+        Ok(up)
     };
     let rows = json!({
         "rows": j.rows, "neighbors": j.guides.neighbors, "adaptive": j.guides.adaptive,
@@ -196,6 +202,11 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
                        "up": j.groom.up, "material": j.material, "simulate": j.simulate}),
                 up,
             )
+        }
+        Stage::Train => {
+            let mut up = prepared(ctx)?;
+            up.push(training(ctx)?);
+            (json!({"neural": j.neural_config}), up)
         }
         Stage::Fit => {
             let mut up = prepared(ctx)?;
@@ -230,6 +241,7 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
             }
             (
                 json!({"count": j.guides.count, "selection": j.guides.selection,
+                       "neural_grid": j.neural_config.as_ref().map(|c| c.grid),
                        "sparse": sparse.then(|| json!({"iterations": j.guides.sparse_iterations, "beta": j.guides.fit.beta}))}),
                 up,
             )
@@ -344,6 +356,7 @@ pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -
                 match s {
                     Stage::TrainSim => "a [training] section",
                     Stage::Fit => "a static or adaptive method",
+                    Stage::Train => "the neural method",
                     _ => "a two-way method",
                 }
             )));
@@ -440,6 +453,7 @@ pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -
             Stage::Simulate => stages::simulate(&ctx, false)?,
             Stage::Guides => stages::guides(&ctx)?,
             Stage::Fit => stages::fit(&ctx)?,
+            Stage::Train => stages::train(&ctx)?,
             Stage::GuideSim => stages::simulate(&ctx, true)?,
             Stage::TwoWay => stages::two_way(&ctx)?,
             Stage::Upsample => stages::upsample(&ctx, chunk.expect("chunked"))?,

@@ -28,6 +28,8 @@ pub enum Stage {
     Guides,
     /// The skinning model fitted on the training simulation (jobs with skinning methods).
     Fit,
+    /// The neural interpolator trained on the training simulation (jobs with the neural method).
+    Train,
     /// The guides simulated alone.
     GuideSim,
     /// The guides simulated with two-way collision correction (jobs with two-way rows).
@@ -45,12 +47,13 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 12] = [
+    pub const ALL: [Stage; 13] = [
         Stage::Prepare,
         Stage::TrainSim,
         Stage::Simulate,
         Stage::Guides,
         Stage::Fit,
+        Stage::Train,
         Stage::GuideSim,
         Stage::TwoWay,
         Stage::Upsample,
@@ -67,6 +70,7 @@ impl Stage {
             Stage::Simulate => "simulate",
             Stage::Guides => "guides",
             Stage::Fit => "fit",
+            Stage::Train => "train",
             Stage::GuideSim => "guide_sim",
             Stage::TwoWay => "two_way",
             Stage::Upsample => "upsample",

@@ -45,9 +45,15 @@ pub fn guides(ctx: &Ctx) -> Result<Vec<String>> {
     let job = ctx.job;
     let groom = prepared(&ctx.out)?;
     let lattice = select_uv_lattice(&groom, job.guides.count);
-    let chosen = match job.guides.selection {
-        Selection::Lattice => lattice,
-        Selection::Sparse => {
+    // The neural interpolator needs its uv grid's guides; every method then shares them.
+    let grid = match &job.neural_config {
+        Some(c) => Some(crate::neural::grid::UvGrid::new(&groom, c.grid)?),
+        None => None,
+    };
+    let chosen = match (&grid, job.guides.selection) {
+        (Some(g), _) => g.guide_strands(),
+        (None, Selection::Lattice) => lattice,
+        (None, Selection::Sparse) => {
             let mut frames = HeadFrames::open(&ctx.out.join("training.tcache"), &groom)?;
             crate::guides::sparse::select_from_training(
                 &groom,
@@ -63,9 +69,10 @@ pub fn guides(ctx: &Ctx) -> Result<Vec<String>> {
             "           {} guides of {} strands ({})",
             chosen.len(),
             groom.strand_count(),
-            match job.guides.selection {
-                Selection::Lattice => "root-UV lattice",
-                Selection::Sparse => "sparse coding of the training motion",
+            match (&grid, job.guides.selection) {
+                (Some(_), _) => "the neural interpolator's uv-grid guides",
+                (None, Selection::Lattice) => "root-UV lattice",
+                (None, Selection::Sparse) => "sparse coding of the training motion",
             }
         );
     }
@@ -250,6 +257,91 @@ pub fn fit(ctx: &Ctx) -> Result<Vec<String>> {
     Ok(vec!["skinning.tskin".into(), "skinning.json".into()])
 }
 
+/// The neural interpolator (`model.tnn`, 000) trained on the training simulation; the last
+/// frames of the training motion are held out for validation (`train.validation`).
+pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
+    use burn::backend::{Autodiff, Flex};
+    let job = ctx.job;
+    let cfg = job
+        .neural_config
+        .as_ref()
+        .ok_or_else(|| Error::Invalid("the job has no neural method".into()))?;
+    let groom = prepared(&ctx.out)?;
+    let grid = crate::neural::grid::UvGrid::new(&groom, cfg.grid)?;
+    let mut frames = HeadFrames::open(&ctx.out.join("training.tcache"), &groom)?;
+    let n = frames.len();
+    if n < cfg.train.batch + 1 {
+        return Err(Error::Invalid(format!(
+            "the training simulation has {n} frames; the neural interpolator needs more than {}",
+            cfg.train.batch
+        )));
+    }
+    let held = ((n as f64 * cfg.train.validation).round() as usize).clamp(1, n - cfg.train.batch);
+    let mut noop = |_: usize, _: usize| {};
+    let train_set =
+        crate::neural::data::GridFrames::load(grid.clone(), &mut frames, Some(0..n - held), &mut noop)?;
+    let val_set = crate::neural::data::GridFrames::load(grid, &mut frames, Some(n - held..n), &mut noop)?;
+    let dev = burn::backend::flex::FlexDevice;
+    let quiet = ctx.quiet;
+    let mut progress = super::progress::FrameProgress::steps("train", cfg.train.steps as u64, quiet);
+    let mut report = |r: &crate::neural::interp::train::StepReport| {
+        progress.tick(r.step);
+        if !quiet {
+            if let Some(v) = r.validation {
+                eprintln!(
+                    "           step {}/{}: validation RMSE {:.3} cm (uniform weights {:.3}), length error {:.2} %",
+                    r.step,
+                    r.steps,
+                    v.rmse_cm,
+                    v.uniform_rmse_cm,
+                    100.0 * v.length_error
+                );
+            }
+        }
+        true
+    };
+    let ckpt = ctx.out.join("model.tnn.ckpt");
+    let trained = crate::neural::interp::train::train::<Autodiff<Flex>>(
+        cfg,
+        &train_set,
+        &val_set,
+        &dev,
+        Some((&ckpt, true)),
+        &mut report,
+    )?;
+    progress.finish();
+    let (best_step, best) = trained.progress.best.unwrap_or_default();
+    let summary = serde_json::json!({
+        "frames": train_set.len(),
+        "validation_frames": val_set.len(),
+        "steps": trained.progress.step,
+        "best_step": best_step,
+        "validation": best,
+        "seconds": trained.seconds,
+        "guides": train_set.grid.guide_strands().len(),
+        "occupancy": train_set.grid.occupancy(),
+    });
+    let path = ctx.out.join("model.tnn");
+    crate::neural::interp::train::model_file(cfg, &trained.net, summary.clone()).write(&path)?;
+    let report_path = ctx.out.join("neural.json");
+    tress_formats::atomic::write(
+        &report_path,
+        serde_json::to_string_pretty(&summary).expect("json").as_bytes(),
+    )
+    .map_err(|e| crate::groom::files::output_error(&report_path, e))?;
+    let _ = std::fs::remove_file(&ckpt);
+    if !quiet {
+        eprintln!(
+            "           {} steps in {:.0} s; best at step {best_step}: validation RMSE {:.3} cm, length error {:.2} %",
+            trained.progress.step,
+            trained.seconds,
+            best.rmse_cm,
+            100.0 * best.length_error
+        );
+    }
+    Ok(vec!["model.tnn".into(), "neural.json".into()])
+}
+
 /// The interpolator of a method row for the prepared groom with guides `guides`.
 pub fn interpolator(
     ctx: &Ctx,
@@ -258,6 +350,20 @@ pub fn interpolator(
     row: &MethodRow,
 ) -> Result<Box<dyn Interpolator>> {
     let job = ctx.job;
+    if row.method == crate::guides::Method::Neural {
+        let dev = burn::backend::flex::FlexDevice;
+        let path = ctx.out.join("model.tnn");
+        let (cfg, net, _) =
+            crate::neural::interp::load_model::<crate::neural::interp::apply::Cpu>(&path, &dev)?;
+        let n = crate::neural::interp::NeuralInterpolator::new(groom, &cfg, net, dev)?;
+        if n.guide_strands() != guides {
+            return Err(Error::Invalid(format!(
+                "{}: the model's uv-grid guides are not the job's guides.json",
+                path.display()
+            )));
+        }
+        return Ok(Box::new(n));
+    }
     let skinning = row
         .method
         .needs_skinning()
