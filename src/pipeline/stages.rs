@@ -286,17 +286,15 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
     let mut progress = super::progress::FrameProgress::steps("train", cfg.train.steps as u64, quiet);
     let mut report = |r: &crate::neural::interp::train::StepReport| {
         progress.tick(r.step);
-        if !quiet {
-            if let Some(v) = r.validation {
-                eprintln!(
-                    "           step {}/{}: validation RMSE {:.3} cm (uniform weights {:.3}), length error {:.2} %",
-                    r.step,
-                    r.steps,
-                    v.rmse_cm,
-                    v.uniform_rmse_cm,
-                    100.0 * v.length_error
-                );
-            }
+        if !quiet && let Some(v) = r.validation {
+            eprintln!(
+                "           step {}/{}: validation RMSE {:.3} cm (uniform weights {:.3}), length error {:.2} %",
+                r.step,
+                r.steps,
+                v.rmse_cm,
+                v.uniform_rmse_cm,
+                100.0 * v.length_error
+            );
         }
         true
     };
