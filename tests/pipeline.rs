@@ -45,6 +45,23 @@ fn run(args: &[&str]) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or(Value::Null)
 }
 
+/// `tress upsample ARGS` on the guides and groom of the job output `out`, writing `dest`.
+fn upsample_job_guides(out: &Path, args: &[&str], dest: &Path) {
+    let (guides, groom) = (out.join("guides.tcache"), out.join("groom.tcache"));
+    let mut all = vec!["upsample"];
+    all.extend_from_slice(args);
+    all.extend([
+        "--guides",
+        guides.to_str().unwrap(),
+        "--groom",
+        groom.to_str().unwrap(),
+        "-o",
+        dest.to_str().unwrap(),
+    ]);
+    let o = common::tress(&all);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+}
+
 fn statuses(report: &Value) -> BTreeMap<String, String> {
     report["stages"]
         .as_array()
@@ -350,18 +367,7 @@ fn upsample_command_matches_the_upsample_stage() {
     ]);
     let out = dir.join("u");
     let up = dir.join("up.tcache");
-    let o = common::tress(&[
-        "upsample",
-        "--method",
-        "idw",
-        "--guides",
-        out.join("guides.tcache").to_str().unwrap(),
-        "--groom",
-        out.join("groom.tcache").to_str().unwrap(),
-        "-o",
-        up.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    upsample_job_guides(&out, &["--method", "idw"], &up);
     let a = tress::pipeline::stage::file_sha256(&up).unwrap();
     let b = tress::pipeline::stage::file_sha256(&out.join("parts/idw.1-8.tcache")).unwrap();
     assert_eq!(a, b);
@@ -555,20 +561,12 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("neural interpolation"), "{md}");
     let up = dir.join("up.tcache");
-    let o = common::tress(&[
-        "upsample",
-        "--method",
-        "neural",
-        "--model",
-        out.join("model.tnn").to_str().unwrap(),
-        "--guides",
-        out.join("guides.tcache").to_str().unwrap(),
-        "--groom",
-        out.join("groom.tcache").to_str().unwrap(),
-        "-o",
-        up.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", common::stderr(&o));
+    let model = out.join("model.tnn");
+    upsample_job_guides(
+        &out,
+        &["--method", "neural", "--model", model.to_str().unwrap()],
+        &up,
+    );
     let a = tress::pipeline::stage::file_sha256(&up).unwrap();
     let b = tress::pipeline::stage::file_sha256(&out.join("parts/neural.1-8.tcache")).unwrap();
     assert_eq!(a, b);

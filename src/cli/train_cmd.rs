@@ -97,29 +97,13 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
         cfg.grid.guides_per_side()
     ));
     let mut frames = HeadFrames::open(&a.gt, &groom)?;
-    let n = frames.len();
-    let mut noop = |_: usize, _: usize| {};
     let (train_set, val_set) = match &a.val {
         Some(v) => {
-            let t = GridFrames::load(grid.clone(), &mut frames, None, &mut noop)?;
+            let t = GridFrames::load(grid.clone(), &mut frames, None)?;
             let mut vf = HeadFrames::open(v, &groom)?;
-            (t, GridFrames::load(grid, &mut vf, None, &mut noop)?)
+            (t, GridFrames::load(grid, &mut vf, None)?)
         }
-        None => {
-            let held =
-                ((n as f64 * cfg.train.validation).round() as usize).clamp(1, n.saturating_sub(1).max(1));
-            if n < 2 {
-                return Err(Error::Invalid(format!(
-                    "{}: {n} frame; training needs at least 2 (or give --val)",
-                    a.gt.display()
-                )));
-            }
-            let t = GridFrames::load(grid.clone(), &mut frames, Some(0..n - held), &mut noop)?;
-            (
-                t,
-                GridFrames::load(grid, &mut frames, Some(n - held..n), &mut noop)?,
-            )
-        }
+        None => GridFrames::load_split(grid, &mut frames, cfg.train.validation, cfg.train.batch)?,
     };
     say(&format!(
         "data      {} training frames, {} validation frames",

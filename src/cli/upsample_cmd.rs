@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
 use crate::guides::Upsampler;
 use crate::guides::{AdaptiveOptions, Method, Skinning, select_uv_lattice};
+use crate::neural::interp::NeuralInterpolator;
+use crate::neural::interp::apply::Cpu;
 use crate::render::preview::root_pose;
 
 #[derive(Debug, Args)]
@@ -67,18 +69,13 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         .model
         .as_ref()
         .is_some_and(|m| m.extension().is_some_and(|e| e.eq_ignore_ascii_case("tnn")));
-    let neural = match (&a.model, a.method) {
-        (Some(m), Method::Neural) | (Some(m), Method::Idw | Method::Nearest)
-            if is_tnn || a.method == Method::Neural =>
-        {
-            let dev = burn::backend::flex::FlexDevice;
-            let (cfg, net, _) =
-                crate::neural::interp::load_model::<crate::neural::interp::apply::Cpu>(m, &dev)?;
-            Some(crate::neural::interp::NeuralInterpolator::new(
-                &groom, &cfg, net, dev,
-            )?)
-        }
-        (None, Method::Neural) => {
+    let neural = match &a.model {
+        Some(m) if is_tnn || a.method == Method::Neural => Some(NeuralInterpolator::<Cpu>::load(
+            m,
+            &groom,
+            burn::backend::flex::FlexDevice,
+        )?),
+        None if a.method == Method::Neural => {
             return Err(Error::Invalid(
                 "--method neural needs --model (a trained .tnn from `tress train interp`)".into(),
             ));

@@ -47,7 +47,6 @@ use super::layout::GuideLayout;
 use super::skinning::model::Skinning;
 use crate::collide::ColliderFrame;
 use crate::error::Result;
-use crate::groom::split_strands_mut;
 
 /// Settings of the runtime adaptation, with 001's values as defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -438,16 +437,9 @@ impl Interpolator for AdaptiveSkinning {
         // Eq. 5 with the chosen sets.
         let t = Instant::now();
         let current = &self.current;
-        split_strands_mut(out, &layout.counts)
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(s, dst)| {
-                if let Some(slot) = layout.slot(s) {
-                    dst.copy_from_slice(layout.guide(slot, frame.guides));
-                } else if !dst.is_empty() {
-                    skin.interpolate(s, current[s] as usize, &rot, dst);
-                }
-            });
+        layout.fill(frame.guides, out, |s, dst| {
+            skin.interpolate(s, current[s] as usize, &rot, dst)
+        });
         self.times.grouping += grouped;
         self.times.interpolation += t.elapsed();
         self.previous = Some((frame.guides.to_vec(), frame.time));

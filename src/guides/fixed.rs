@@ -6,12 +6,10 @@
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
-use rayon::prelude::*;
 
 use super::interpolator::{GuideFrame, InterpTimes, Interpolator, Method};
 use super::layout::GuideLayout;
 use crate::error::Result;
-use crate::groom::split_strands_mut;
 
 /// Per strand: (guide slot, weight per particle) of the guides that carry it; empty for guides.
 pub type Bindings = Vec<Vec<(u32, Vec<f32>)>>;
@@ -46,23 +44,16 @@ impl FixedWeights {
 /// Every strand as the weighted blend of where its guides carry it (001 Eq. 5), guides copied.
 pub fn blend(layout: &GuideLayout, bindings: &Bindings, guide_points: &[Vec3], out: &mut [Vec3]) {
     let rot = layout.rotations(guide_points);
-    split_strands_mut(out, &layout.counts)
-        .into_par_iter()
-        .enumerate()
-        .for_each(|(s, dst)| {
-            if let Some(slot) = layout.slot(s) {
-                dst.copy_from_slice(layout.guide(slot, guide_points));
-                return;
+    layout.fill(guide_points, out, |s, dst| {
+        let me = layout.strand(s);
+        for (i, d) in dst.iter_mut().enumerate() {
+            let mut acc = Vec3::ZERO;
+            for (slot, w) in &bindings[s] {
+                acc += w[i] * rot.carry(*slot as usize, i, me[i]);
             }
-            let me = layout.strand(s);
-            for (i, d) in dst.iter_mut().enumerate() {
-                let mut acc = Vec3::ZERO;
-                for (slot, w) in &bindings[s] {
-                    acc += w[i] * rot.carry(*slot as usize, i, me[i]);
-                }
-                *d = acc;
-            }
-        });
+            *d = acc;
+        }
+    });
 }
 
 impl Interpolator for FixedWeights {

@@ -105,6 +105,26 @@ impl GuideLayout {
         self.strand(self.guides[slot])
     }
 
+    /// A frame of the whole groom, strands in parallel: guides copied from `guide_points` (slot
+    /// order), every other non-empty strand written by `normal(s, dst)`.
+    pub fn fill(
+        &self,
+        guide_points: &[Vec3],
+        out: &mut [Vec3],
+        normal: impl Fn(usize, &mut [Vec3]) + Sync + Send,
+    ) {
+        crate::groom::split_strands_mut(out, &self.counts)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(s, dst)| {
+                if let Some(slot) = self.slot(s) {
+                    dst.copy_from_slice(self.guide(slot, guide_points));
+                } else if !dst.is_empty() {
+                    normal(s, dst);
+                }
+            });
+    }
+
     /// The guides' particles (slot order) taken from a frame of the whole groom.
     pub fn extract(&self, full: &[Vec3]) -> Vec<Vec3> {
         let mut out = Vec::with_capacity(self.guide_point_count());

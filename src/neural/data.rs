@@ -32,7 +32,6 @@ impl GridFrames {
         grid: UvGrid,
         cache: &mut HeadFrames,
         range: Option<std::ops::Range<usize>>,
-        progress: &mut dyn FnMut(usize, usize),
     ) -> Result<GridFrames> {
         let range = range.unwrap_or(0..cache.len());
         let per_frame = grid.cells() * grid.spec.points * 12;
@@ -46,13 +45,32 @@ impl GridFrames {
             )));
         }
         let mut data = GridFrames::new(grid);
-        let total = range.len();
-        for (k, i) in range.enumerate() {
+        for i in range {
             let (points, _) = cache.frame(i)?;
             data.push(&points);
-            progress(k + 1, total);
         }
         Ok(data)
+    }
+
+    /// Training and validation frames from one cache: the last `share` of its frames (at least
+    /// one) are held out, at least `batch` frames are left to train on.
+    pub fn load_split(
+        grid: UvGrid,
+        cache: &mut HeadFrames,
+        share: f64,
+        batch: usize,
+    ) -> Result<(GridFrames, GridFrames)> {
+        let n = cache.len();
+        if n < batch + 1 {
+            return Err(Error::Invalid(format!(
+                "{}: {n} frames; training on {batch}-frame batches with held-out validation needs at least {} (or give validation frames of their own)",
+                cache.path().display(),
+                batch + 1
+            )));
+        }
+        let held = ((n as f64 * share).round() as usize).clamp(1, n - batch);
+        let train = GridFrames::load(grid.clone(), cache, Some(0..n - held))?;
+        Ok((train, GridFrames::load(grid, cache, Some(n - held..n))?))
     }
 
     /// No frames yet.

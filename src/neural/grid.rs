@@ -99,6 +99,9 @@ pub struct UvGrid {
     offsets: Vec<usize>,
     /// How each groom strand comes back from the grid.
     back: Vec<Back>,
+    /// Each groom particle at rest less its cells' rest change of shape (so a frame adds only
+    /// the cells' current shapes).
+    base: Vec<Vec3>,
 }
 
 #[derive(Clone, Debug)]
@@ -121,6 +124,13 @@ fn fractions(s: &[Vec3]) -> Vec<f32> {
         return (0..s.len()).map(|i| i as f32 / n).collect();
     }
     acc.iter().map(|a| a / total).collect()
+}
+
+/// The point at arc-length fraction `t` of a grid strand (particles at even fractions).
+fn on_grid(s: &[Vec3], t: f32) -> Vec3 {
+    let x = t.clamp(0.0, 1.0) * (s.len() - 1) as f32;
+    let i = (x as usize).min(s.len() - 2);
+    s[i].lerp(s[i + 1], x - i as f32)
 }
 
 /// The point at arc-length fraction `t` of a strand whose particles sit at fractions `f`.
@@ -274,7 +284,7 @@ impl UvGrid {
                 Back::Blend(ws.into_iter().map(|(c, wt)| (c, wt / total)).collect())
             })
             .collect();
-        Ok(UvGrid {
+        let mut grid = UvGrid {
             spec,
             lo,
             size,
@@ -285,7 +295,18 @@ impl UvGrid {
             frac,
             offsets,
             back,
-        })
+            base: Vec::new(),
+        };
+        let mut base = vec![Vec3::ZERO; grid.frac.len()];
+        for s in 0..strands {
+            let r = grid.offsets[s]..grid.offsets[s + 1];
+            grid.shapes(s, &grid.rest, &mut base[r.clone()]);
+            for p in r {
+                base[p] = groom.points()[p] - base[p];
+            }
+        }
+        grid.base = base;
+        Ok(grid)
     }
 
     pub fn cells(&self) -> usize {
@@ -322,29 +343,37 @@ impl UvGrid {
     }
 
     /// The groom (head frame, groom order) from a frame of the grid.
-    pub fn scatter(&self, groom_rest: &[Vec3], grid: &[Vec3], out: &mut [Vec3]) {
-        let w = self.spec.points;
-        let tf: Vec<f32> = (0..w).map(|k| k as f32 / (w - 1) as f32).collect();
-        // A cell's change of shape at fraction t: its displacement relative to its root's.
-        let change = |c: usize, t: f32| {
-            let (now, rest) = (&grid[c * w..(c + 1) * w], &self.rest[c * w..(c + 1) * w]);
-            (at_fraction(now, &tf, t) - now[0]) - (at_fraction(rest, &tf, t) - rest[0])
-        };
-        for (s, back) in self.back.iter().enumerate() {
+    pub fn scatter(&self, grid: &[Vec3], out: &mut [Vec3]) {
+        for s in 0..self.back.len() {
             let r = self.offsets[s]..self.offsets[s + 1];
-            for p in r.clone() {
-                let t = self.frac[p];
-                out[p] = match back {
-                    Back::Cell(c) => groom_rest[p] + change(*c as usize, t),
-                    Back::Blend(ws) => {
-                        let mut x = groom_rest[p];
-                        for &(c, wt) in ws {
-                            x += wt * change(c as usize, t);
-                        }
-                        x
-                    }
-                };
-            }
+            self.scatter_strand(s, grid, &mut out[r]);
+        }
+    }
+
+    /// Groom strand `s` (`dst`, its particles) from a frame of the grid.
+    pub fn scatter_strand(&self, s: usize, grid: &[Vec3], dst: &mut [Vec3]) {
+        self.shapes(s, grid, dst);
+        for (d, b) in dst.iter_mut().zip(&self.base[self.offsets[s]..]) {
+            *d += *b;
+        }
+    }
+
+    /// The blend of strand `s`'s cells' shapes (relative to their roots) at its particles.
+    fn shapes(&self, s: usize, grid: &[Vec3], dst: &mut [Vec3]) {
+        let w = self.spec.points;
+        let first = self.offsets[s];
+        let shape = |c: usize, t: f32| {
+            let now = &grid[c * w..(c + 1) * w];
+            on_grid(now, t) - now[0]
+        };
+        for (i, d) in dst.iter_mut().enumerate() {
+            let t = self.frac[first + i];
+            *d = match &self.back[s] {
+                Back::Cell(c) => shape(*c as usize, t),
+                Back::Blend(ws) => ws
+                    .iter()
+                    .fold(Vec3::ZERO, |x, &(c, wt)| x + wt * shape(c as usize, t)),
+            };
         }
     }
 
@@ -423,13 +452,13 @@ mod tests {
         }
         // Rest scattered back is the rest groom.
         let mut back = vec![Vec3::ZERO; g.point_count()];
-        grid.scatter(g.points(), &cells, &mut back);
+        grid.scatter(&cells, &mut back);
         for (a, b) in back.iter().zip(g.points()) {
             assert!(a.distance(*b) < 1e-4, "{a} vs {b}");
         }
         // A translation of every grid strand leaves the groom as it is (roots stay on the scalp).
         let moved: Vec<Vec3> = cells.iter().map(|p| *p + Vec3::new(1.0, -2.0, 0.5)).collect();
-        grid.scatter(g.points(), &moved, &mut back);
+        grid.scatter(&moved, &mut back);
         for (a, b) in back.iter().zip(g.points()) {
             assert!(a.distance(*b) < 1e-4);
         }
@@ -469,7 +498,7 @@ mod tests {
         }
         grid.gather(&bent, &mut cells);
         let mut back = vec![Vec3::ZERO; straight.point_count()];
-        grid.scatter(straight.points(), &cells, &mut back);
+        grid.scatter(&cells, &mut back);
         let mut exact = 0;
         for (s, r) in straight.offsets().windows(2).enumerate() {
             if grid.is_source(s) {

@@ -269,18 +269,12 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
     let groom = prepared(&ctx.out)?;
     let grid = crate::neural::grid::UvGrid::new(&groom, cfg.grid)?;
     let mut frames = HeadFrames::open(&ctx.out.join("training.tcache"), &groom)?;
-    let n = frames.len();
-    if n < cfg.train.batch + 1 {
-        return Err(Error::Invalid(format!(
-            "the training simulation has {n} frames; the neural interpolator needs more than {}",
-            cfg.train.batch
-        )));
-    }
-    let held = ((n as f64 * cfg.train.validation).round() as usize).clamp(1, n - cfg.train.batch);
-    let mut noop = |_: usize, _: usize| {};
-    let train_set =
-        crate::neural::data::GridFrames::load(grid.clone(), &mut frames, Some(0..n - held), &mut noop)?;
-    let val_set = crate::neural::data::GridFrames::load(grid, &mut frames, Some(n - held..n), &mut noop)?;
+    let (train_set, val_set) = crate::neural::data::GridFrames::load_split(
+        grid,
+        &mut frames,
+        cfg.train.validation,
+        cfg.train.batch,
+    )?;
     let dev = burn::backend::flex::FlexDevice;
     let quiet = ctx.quiet;
     let mut progress = super::progress::FrameProgress::steps("train", cfg.train.steps as u64, quiet);
@@ -349,11 +343,12 @@ pub fn interpolator(
 ) -> Result<Box<dyn Interpolator>> {
     let job = ctx.job;
     if row.method == crate::guides::Method::Neural {
-        let dev = burn::backend::flex::FlexDevice;
         let path = ctx.out.join("model.tnn");
-        let (cfg, net, _) =
-            crate::neural::interp::load_model::<crate::neural::interp::apply::Cpu>(&path, &dev)?;
-        let n = crate::neural::interp::NeuralInterpolator::new(groom, &cfg, net, dev)?;
+        let n = crate::neural::interp::NeuralInterpolator::<crate::neural::interp::apply::Cpu>::load(
+            &path,
+            groom,
+            burn::backend::flex::FlexDevice,
+        )?;
         if n.guide_strands() != guides {
             return Err(Error::Invalid(format!(
                 "{}: the model's uv-grid guides are not the job's guides.json",

@@ -8,12 +8,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
-use rayon::prelude::*;
 use tress_formats::skin::SkinModel;
 
 use super::fit::runtime_weights;
 use crate::error::{Error, Result};
-use crate::groom::{Groom, split_strands_mut};
+use crate::groom::Groom;
 use crate::guides::interpolator::{GuideFrame, InterpTimes, Interpolator, Method};
 use crate::guides::layout::{GuideLayout, GuideRotations};
 
@@ -173,16 +172,9 @@ impl Interpolator for StaticSkinning {
         let t = Instant::now();
         let rot = layout.rotations(frame.guides);
         let skin = &self.skin;
-        split_strands_mut(out, &layout.counts)
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(s, dst)| {
-                if let Some(slot) = layout.slot(s) {
-                    dst.copy_from_slice(layout.guide(slot, frame.guides));
-                } else if !dst.is_empty() {
-                    skin.interpolate(s, skin.sets(s).start, &rot, dst);
-                }
-            });
+        layout.fill(frame.guides, out, |s, dst| {
+            skin.interpolate(s, skin.sets(s).start, &rot, dst)
+        });
         self.time += t.elapsed();
         Ok(())
     }

@@ -27,8 +27,10 @@ pub struct NeuralInterpolator<B: Backend = Cpu> {
     dev: B::Device,
     /// Layout slot of guide (i, j), row-major.
     guide_slots: Vec<usize>,
-    /// The last frame's ω, [cell][w][16].
-    last_weights: Vec<f32>,
+    /// The last frame's ω `[1, 16, n, n, w]`, and the same read back as [cell][w][16] the first
+    /// time [`Interpolator::weights`] asks for it.
+    last: Option<Tensor<B, 5>>,
+    last_weights: std::sync::OnceLock<Vec<f32>>,
     time: Duration,
 }
 
@@ -58,9 +60,16 @@ impl<B: Backend> NeuralInterpolator<B> {
             rest,
             dev,
             guide_slots,
-            last_weights: Vec::new(),
+            last: None,
+            last_weights: std::sync::OnceLock::new(),
             time: Duration::ZERO,
         })
+    }
+
+    /// The interpolator of a model file (`.tnn`) for `groom`.
+    pub fn load(path: &std::path::Path, groom: &Groom, dev: B::Device) -> Result<Self> {
+        let (cfg, net, _) = super::train::load_model::<B>(path, &dev)?;
+        NeuralInterpolator::new(groom, &cfg, net, dev)
     }
 
     pub fn grid(&self) -> &UvGrid {
@@ -88,13 +97,8 @@ impl<B: Backend> NeuralInterpolator<B> {
         let g = Tensor::<B, 5>::from_data(TensorData::new(g, [1, m, m, w, 3]), &self.dev);
         let om = self.net.weights(&self.rest, channels_first(g.clone()));
         let hood = neighbourhood(g, spec.stride);
-        // ω as [cell][w][16] for weights().
-        self.last_weights = om
-            .clone()
-            .permute([0, 2, 3, 4, 1])
-            .into_data()
-            .to_vec()
-            .expect("f32");
+        self.last = Some(om.clone());
+        self.last_weights = std::sync::OnceLock::new();
         interpolate(om, hood).into_data().to_vec().expect("f32")
     }
 }
@@ -122,20 +126,29 @@ where
             .chunks_exact(3)
             .map(|p| self.grid.from_net([p[0], p[1], p[2]]))
             .collect();
-        self.grid.scatter(&self.layout.rest, &cells, out);
-        for (slot, &s) in self.layout.guides.iter().enumerate() {
-            let r = self.layout.offsets[s]..self.layout.offsets[s + 1];
-            out[r].copy_from_slice(self.layout.guide(slot, frame.guides));
-        }
+        let grid = &self.grid;
+        self.layout
+            .fill(frame.guides, out, |s, dst| grid.scatter_strand(s, &cells, dst));
         self.time += t0.elapsed();
         Ok(())
     }
 
     fn weights(&self, s: usize, out: &mut Vec<(u32, Vec<f32>)>) {
         out.clear();
-        if self.layout.is_guide(s) || self.last_weights.is_empty() {
+        let Some(last) = &self.last else {
+            return;
+        };
+        if self.layout.is_guide(s) {
             return;
         }
+        // ω as [cell][w][16], read back once per frame.
+        let omega = self.last_weights.get_or_init(|| {
+            last.clone()
+                .permute([0, 2, 3, 4, 1])
+                .into_data()
+                .to_vec()
+                .expect("f32")
+        });
         let spec = self.grid.spec;
         let (n, w, k, m) = (spec.n, spec.points, spec.stride, spec.guides_per_side());
         let count = self.layout.counts[s] as usize;
@@ -157,7 +170,7 @@ where
                 };
                 for (i, v) in e.iter_mut().enumerate() {
                     let wi = (self.grid.fraction(first + i) * (w - 1) as f32).round() as usize;
-                    *v += b * self.last_weights[(c as usize * w + wi) * NEIGHBORS + q];
+                    *v += b * omega[(c as usize * w + wi) * NEIGHBORS + q];
                 }
             }
         }

@@ -50,6 +50,8 @@ impl LossWeights {
 /// The terms of one batch (unweighted) and their weighted sum.
 pub struct LossTerms<B: Backend> {
     pub total: Tensor<B, 1>,
+    /// `total` read back.
+    pub value: f32,
     pub data: f32,
     pub length: f32,
     pub snap: f32,
@@ -108,6 +110,7 @@ pub fn loss<B: Backend>(
         length: scalar(&length),
         snap: scalar(&snap),
         tempo: scalar(&tempo),
+        value: scalar(&total),
         total,
     }
 }

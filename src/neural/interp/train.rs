@@ -377,7 +377,8 @@ pub fn train<B: AutodiffBackend>(
             1.0
         };
         let terms = loss(s, b.target, b.rest, hood, b.mask, &cfg.loss, ramp);
-        if !terms.total.clone().into_scalar().elem::<f32>().is_finite() {
+        let total = terms.value;
+        if !total.is_finite() {
             return Err(Error::Runtime(format!(
                 "training diverged at step {step} (loss is not finite); lower `train.lr`"
             )));
@@ -385,10 +386,6 @@ pub fn train<B: AutodiffBackend>(
         let grads = GradientsParams::from_grads(terms.total.backward(), &net);
         net = optim.step(t.lr, net, grads);
         progress.step += 1;
-        let total = terms.data * cfg.loss.data as f32
-            + terms.length * cfg.loss.length as f32
-            + terms.snap * (cfg.loss.snap * ramp) as f32
-            + terms.tempo * cfg.loss.tempo as f32;
         progress.history.push((step, total));
         let per_step = last.elapsed().as_secs_f64();
         last = Instant::now();
