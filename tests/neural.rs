@@ -172,3 +172,30 @@ fn a_resumed_run_equals_an_uninterrupted_one_and_models_round_trip() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn initialisations_racing_on_threads_give_the_same_weights() {
+    // Burn's generator is process-wide: trainings started side by side (parallel tests, a
+    // batch) must still draw the same initial weights for the same seed.
+    let cfg = config(1);
+    let dev = FlexDevice;
+    let reference = net_to_bytes(&tress::neural::interp::train::init_net::<Flex>(&cfg, &dev));
+    let results: Vec<Vec<Vec<u8>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    (0..4)
+                        .map(|_| net_to_bytes(&tress::neural::interp::train::init_net::<Flex>(&cfg, &dev)))
+                        .collect()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for r in results.iter().flatten() {
+        assert!(
+            r == &reference,
+            "an initialisation raced with another and drew other weights"
+        );
+    }
+}

@@ -150,8 +150,14 @@ impl<B: Backend> ModuleMapper<B> for NumberParams {
     }
 }
 
+/// Burn's random generator is one per process: seeding it and drawing the initial weights
+/// must not interleave with another initialisation (two trainings in one process, e.g. tests
+/// run in parallel), or the same seed would give different weights.
+static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A freshly initialised network, seeded.
 pub fn init_net<B: Backend>(cfg: &InterpConfig, dev: &B::Device) -> WeightNet<B> {
+    let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     B::seed(dev, cfg.train.seed);
     cfg.net().init::<B>(dev).map(&mut NumberParams(0))
 }
