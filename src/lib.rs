@@ -17,6 +17,7 @@ pub mod pipeline;
 pub mod presets;
 pub mod render;
 pub mod sim;
+pub mod units;
 
 pub use error::{Error, Result};
 

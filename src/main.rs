@@ -24,7 +24,30 @@ fn main() {
             .unwrap_or_default();
         eprintln!("error: internal error ({msg}{at}); this is a bug in tress, please report it");
     }));
-    let cli = tress::cli::Cli::parse();
+    // With --json, a failure is JSON on standard output too, so a script reading it sees why.
+    let json = std::env::args_os().any(|a| a == "--json");
+    let fail = |message: String, code: i32| -> ! {
+        if json {
+            println!("{}", serde_json::json!({"error": message, "exit_code": code}));
+        }
+        std::process::exit(code)
+    };
+    let cli = match tress::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            let _ = e.print();
+            fail(
+                e.to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ")
+                    .into(),
+                2,
+            )
+        }
+    };
     // Logs on standard error: warnings by default, -v info, -vv debug (RUST_LOG overrides).
     let level = match cli.verbose {
         0 => "warn",
@@ -41,6 +64,6 @@ fn main() {
         .init();
     if let Err(e) = tress::cli::run(cli) {
         eprintln!("error: {e}");
-        std::process::exit(e.exit_code());
+        fail(e.to_string(), e.exit_code());
     }
 }

@@ -122,3 +122,172 @@ fn version_names_the_build() {
     );
     assert!(text.contains(", commit "), "{text}");
 }
+
+/// Rough edges of the command line found by a new user (TD-ready issue, item 6): JSON durations
+/// as seconds, errors as JSON under --json, reversed frame ranges named, a blow-up before the
+/// first frame named as such, --motion as the option's own name.
+#[test]
+fn json_output_is_scriptable_and_errors_teach() {
+    let dir = temp_dir("cli-json");
+    let out = dir.join("s.abc");
+    let sim = |frames: &str, extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--groom",
+            "straight",
+            "--strands",
+            "30",
+            "--motion",
+            "turn",
+            "--frames",
+            frames,
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        tress(&args)
+    };
+    let o = sim("1-2", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for k in ["total", "dynamics", "collisions", "io"] {
+        assert!(v["counters"][k].is_f64(), "counters.{k} = {}", v["counters"][k]);
+    }
+    // A reversed range: exit 2, the reason in plain words, as JSON on stdout.
+    let o = sim("1048-1001", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let e = v["error"].as_str().unwrap();
+    assert!(e.contains("reversed") && e.contains("1001-1048"), "{e}");
+    assert_eq!(v["exit_code"], 2);
+    // A usage error under --json is JSON too.
+    let o = tress(&["simulate", "--json", "--frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("--frobnicate"), "{v}");
+    // A simulation that blows up in its preroll is not reported as "frame 0", and leaves no
+    // output behind.
+    let blown = dir.join("blown.abc");
+    let o = tress(&[
+        "simulate",
+        "--groom",
+        "straight",
+        "--strands",
+        "100",
+        "--motion",
+        "violent",
+        "--frames",
+        "1001-1010",
+        "--substeps",
+        "1",
+        "--fixed-substeps",
+        "--integrator",
+        "explicit",
+        "-o",
+        blown.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("before frame 1001") && !e.contains("frame 0"), "{e}");
+    assert!(!blown.exists());
+    assert_eq!(
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".partial")
+            })
+            .count(),
+        0
+    );
+    // --motion is the option's name; --preset still works for older scripts.
+    let o = tress(&["motion", "preview", "--preset", "turn", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let help = stdout(&tress(&["simulate", "--help"]));
+    assert!(
+        help.contains("--motion <PRESET|FILE>") && !help.contains("--preset <PRESET|FILE>"),
+        "{help}"
+    );
+}
+
+/// `tress presets list|show` and `tress run --dry-run` (item 5).
+#[test]
+fn presets_are_listed_and_a_dry_run_plans_without_running() {
+    let o = tress(&["presets", "list", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for (kind, name) in [
+        ("groom", "curly"),
+        ("material", "wavy"),
+        ("motion", "turn"),
+        ("body", "default"),
+        ("training", "interp_small"),
+        ("job", "default"),
+    ] {
+        assert!(
+            v[kind].as_array().unwrap().iter().any(|n| n == name),
+            "{kind}: {v}"
+        );
+    }
+    // The shown text is the embedded file itself.
+    let o = tress(&["presets", "show", "turn"]);
+    assert!(o.status.success());
+    assert_eq!(
+        stdout(&o),
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/presets/motions/turn.toml")).unwrap()
+    );
+    let o = tress(&["presets", "show", "straight"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--kind"), "{}", stderr(&o));
+
+    // A material file that extends a built-in preset, used by simulate.
+    let dir = temp_dir("cli-dry");
+    let mat = dir.join("soft.toml");
+    std::fs::write(&mat, "extends = 'curly'\nbend = 0.5\n").unwrap();
+    let o = tress(&[
+        "presets",
+        "show",
+        mat.to_str().unwrap(),
+        "--kind",
+        "material",
+        "--resolved",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t: toml::Table = toml::from_str(&stdout(&o)).unwrap();
+    assert_eq!(t["bend"].as_float(), Some(0.5));
+    assert!(!t.contains_key("extends"));
+
+    let job = dir.join("job.toml");
+    std::fs::write(
+        &job,
+        "name = 'dry'\noutput = 'out'\nframes = '1-3'\n[groom]\npreset = 'wavy'\nstrands = 50\n[motion]\npreset = 'turn'\n",
+    )
+    .unwrap();
+    let o = tress(&["run", job.to_str().unwrap(), "--dry-run", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["job"]["groom"]["preset"], "wavy");
+    // Merged from the default preset.
+    assert_eq!(v["job"]["simulate"]["integrator"], "implicit");
+    let stages: Vec<&str> = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages.first(), Some(&"prepare"));
+    assert!(stages.contains(&"simulate") && stages.contains(&"report"));
+    assert!(
+        v["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["status"] == "runs")
+    );
+    // Nothing ran: no output folder.
+    assert!(!dir.join("out").exists());
+}

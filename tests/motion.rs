@@ -17,7 +17,7 @@ fn cesium_man_neck_joint_has_two_seconds_of_motion() {
     };
     let (track, report) = sources::from_gltf(
         &d.join("animation/CesiumMan.glb"),
-        "Skeleton_neck_joint_1",
+        Some("Skeleton_neck_joint_1"),
         None,
         24.0,
     )
@@ -34,10 +34,26 @@ fn cesium_man_neck_joint_has_two_seconds_of_motion() {
     }
     assert!(moved > 2.0, "{moved} degrees");
     // An unknown node is a clear error listing the nodes.
-    let e = sources::from_gltf(&d.join("animation/CesiumMan.glb"), "Skeleton_tail", None, 24.0)
-        .err()
-        .unwrap();
+    let e = sources::from_gltf(
+        &d.join("animation/CesiumMan.glb"),
+        Some("Skeleton_tail"),
+        None,
+        24.0,
+    )
+    .err()
+    .unwrap();
     assert!(e.to_string().contains("Skeleton_neck_joint_1"), "{e}");
+    // Without --node, the upper neck joint is found by name (MANIFEST: the neck joints are
+    // animated); it gives the same track as naming it.
+    let (guessed, _) = sources::from_gltf(&d.join("animation/CesiumMan.glb"), None, None, 24.0).unwrap();
+    let (named, _) = sources::from_gltf(
+        &d.join("animation/CesiumMan.glb"),
+        Some("Skeleton_neck_joint_2"),
+        None,
+        24.0,
+    )
+    .unwrap();
+    assert_eq!(guessed, named);
 }
 
 #[test]
@@ -132,7 +148,7 @@ fn track_files_and_the_cli() {
     assert_eq!(v["first_frame"], 1001);
     assert_eq!(v["last_frame"], 1025);
     assert!((v["peak_angular_speed_deg"].as_f64().unwrap() - 90.0).abs() < 1e-6);
-    let o = common::tress(&["motion", "preview", "--preset", "violent", "--json"]);
+    let o = common::tress(&["motion", "preview", "--motion", "violent", "--json"]);
     assert!(o.status.success());
     let o = common::tress(&["motion", "preview"]);
     assert_eq!(o.status.code(), Some(2));

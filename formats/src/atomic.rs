@@ -22,7 +22,8 @@ impl AtomicFile {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "output".into());
-        let temp = target.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+        remove_stale(&target, &name);
+        let temp = target.with_file_name(format!(".{name}.{}.{}.partial", host(), std::process::id()));
         let file = File::create(&temp).in_file(&temp)?;
         Ok(AtomicFile {
             target,
@@ -76,6 +77,86 @@ impl Drop for AtomicFile {
     }
 }
 
+/// This machine's name, as it appears in temporary file names.
+fn host() -> String {
+    #[cfg(unix)]
+    {
+        let mut buf = [0u8; 256];
+        // SAFETY: the buffer is valid for its length; the name is NUL-terminated on success.
+        if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0 {
+            let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+            let name: String = String::from_utf8_lossy(&buf[..end])
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            if !name.is_empty() {
+                return name;
+            }
+        }
+    }
+    "host".into()
+}
+
+/// Whether process `pid` of this machine is still running (unknown counts as running).
+fn alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return true;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        if unsafe { libc::kill(pid, 0) } == 0 {
+            return true;
+        }
+        std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Removes the temporary files of earlier writers of `target` on this machine that were killed
+/// (their process is gone), so a killed run leaves no hidden files behind once it is run again.
+/// Files of other machines and of running processes are left alone.
+fn remove_stale(target: &Path, name: &str) {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let (prefix, host) = (format!(".{name}."), host());
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(rest) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|f| f.strip_suffix(".partial"))
+        else {
+            continue;
+        };
+        let Some((h, pid)) = rest.rsplit_once('.') else {
+            continue;
+        };
+        if let Ok(pid) = pid.parse::<u32>()
+            && h == host
+            && pid != std::process::id()
+            && !alive(pid)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Writes `bytes` to `path` atomically.
 pub fn write(path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
     let path = path.as_ref();
@@ -100,6 +181,19 @@ mod tests {
         assert!(!target.exists());
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         write(&target, b"whole").unwrap();
+        // A killed writer's file (a process that no longer runs) goes when the target is
+        // written again; a running writer's file and another machine's stay.
+        let stale = dir.join(format!(".out.bin.{}.{}.partial", host(), u32::MAX - 1));
+        let running = dir.join(format!(".out.bin.{}.1.partial", host()));
+        let elsewhere = dir.join(format!(".out.bin.other-machine.{}.partial", u32::MAX - 1));
+        for f in [&stale, &running, &elsewhere] {
+            std::fs::write(f, b"x").unwrap();
+        }
+        write(&target, b"again").unwrap();
+        assert!(!stale.exists());
+        assert!(running.exists() && elsewhere.exists());
+        std::fs::remove_file(&running).unwrap();
+        std::fs::remove_file(&elsewhere).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"whole");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -34,8 +34,13 @@ pub fn parse_frame_range(s: &str) -> crate::Result<(f64, f64)> {
     };
     let a: f64 = a.trim().parse().map_err(|_| bad())?;
     let b: f64 = b.trim().parse().map_err(|_| bad())?;
-    if !(a.is_finite() && b.is_finite()) || b < a {
+    if !(a.is_finite() && b.is_finite()) {
         return Err(bad());
+    }
+    if b < a {
+        return Err(crate::Error::Invalid(format!(
+            "frame range {s:?} is reversed: the first frame comes after the last (did you mean {b}-{a}?)"
+        )));
     }
     Ok((a, b))
 }
@@ -49,6 +54,8 @@ mod tests {
         assert_eq!(parse_frame_range("1001-1100").unwrap(), (1001.0, 1100.0));
         assert_eq!(parse_frame_range("7").unwrap(), (7.0, 7.0));
         assert_eq!(parse_frame_range("-5-3").unwrap(), (-5.0, 3.0));
+        let e = parse_frame_range("1048-1001").unwrap_err().to_string();
+        assert!(e.contains("reversed") && e.contains("1001-1048"), "{e}");
         assert!(parse_frame_range("10-2").is_err());
         assert!(parse_frame_range("a-b").is_err());
     }

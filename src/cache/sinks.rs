@@ -64,7 +64,13 @@ struct Alembic {
 }
 
 impl FrameSink for Alembic {
-    fn write(&mut self, _frame: f64, positions: &[[f32; 3]], _pose: Option<HeadPose>) -> Result<()> {
+    fn write(&mut self, frame: f64, positions: &[[f32; 3]], _pose: Option<HeadPose>) -> Result<()> {
+        if positions.iter().flatten().any(|c| !c.is_finite()) {
+            return Err(crate::Error::Invalid(format!(
+                "{}: frame {frame} holds non-finite positions",
+                self.path.display()
+            )));
+        }
         self.writer
             .write_frame(&[positions])
             .map_err(|e| output_error(&self.path, e))

@@ -27,6 +27,7 @@ pub enum BenchName {
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
+    /// The benchmark to run.
     pub name: BenchName,
     /// The shared data folder (default: $TRESS_DATA).
     #[arg(long)]
@@ -34,6 +35,7 @@ pub struct BenchArgs {
     /// Timed runs per case (the best is reported).
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
+    /// Print the result as JSON on standard output (errors too: {"error", "exit_code"}).
     #[arg(long)]
     pub json: bool,
     /// abc: read this archive's first curves and write them back.
@@ -42,8 +44,10 @@ pub struct BenchArgs {
     /// abc: synthetic groom size when no input is given.
     #[arg(long, default_value_t = 16_000)]
     pub strands: usize,
+    /// Points per strand of the benchmark groom.
     #[arg(long, default_value_t = 25)]
     pub points: usize,
+    /// Frames to simulate or write.
     #[arg(long, default_value_t = 10)]
     pub frames: usize,
     /// upsample: guide strands.

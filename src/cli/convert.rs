@@ -18,12 +18,8 @@ pub struct ConvertArgs {
     /// Resample every strand to N points, evenly spaced by arc length.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=100_000))]
     pub resample: Option<u32>,
-    /// Multiply positions and widths by S (e.g. 100 for metres → centimetres).
-    #[arg(long, value_name = "S", default_value_t = 1.0)]
-    pub scale: f32,
-    /// Up axis of the input; Z-up input is rotated to tress's Y-up.
-    #[arg(long, value_enum, default_value_t = UpAxis::Y)]
-    pub up: UpAxis,
+    #[command(flatten)]
+    pub space: super::InputSpace,
     /// For point-cloud PLYs without strand layout: consecutive points per strand.
     #[arg(long, value_name = "N")]
     pub points_per_strand: Option<usize>,
@@ -54,7 +50,7 @@ fn is_cache_conversion(a: &ConvertArgs) -> bool {
 }
 
 fn run_cache(a: &ConvertArgs) -> Result<()> {
-    if a.resample.is_some() || a.scale != 1.0 || a.up != UpAxis::Y {
+    if a.resample.is_some() || a.space.scale != 1.0 || a.space.up != UpAxis::Y {
         return Err(Error::Invalid(
             "--resample, --scale and --up apply to grooms, not caches".into(),
         ));
@@ -93,10 +89,10 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
             "--frames and --error apply to caches (.tcache, .abc → .abc, PLY sequences)".into(),
         ));
     }
-    if !(a.scale.is_finite() && a.scale > 0.0) {
+    if !(a.space.scale.is_finite() && a.space.scale > 0.0) {
         return Err(Error::Invalid(format!(
             "--scale must be a positive number, got {}",
-            a.scale
+            a.space.scale
         )));
     }
     let loaded = read_groom(
@@ -108,8 +104,8 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
     )?;
     let mut groom = loaded.groom;
     Transform {
-        scale: a.scale,
-        up: a.up,
+        scale: a.space.scale,
+        up: a.space.up,
     }
     .apply(&mut groom);
     if let Some(n) = a.resample {

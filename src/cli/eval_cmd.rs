@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::cache::open_source;
 use crate::error::{Error, Result};
-use crate::groom::{Transform, UpAxis};
+use crate::groom::Transform;
 use crate::metrics::Evaluator;
 use crate::metrics::table::markdown;
 use crate::motion::{HeadTrack, Pose};
@@ -25,15 +25,15 @@ pub struct EvalArgs {
     /// with them), none, or a mesh / .sdf in the first frame's pose.
     #[arg(long, default_value = "sphere")]
     pub head: String,
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f32,
-    #[arg(long, value_enum, default_value_t = UpAxis::Y)]
-    pub up: UpAxis,
+    #[command(flatten)]
+    pub space: super::InputSpace,
+    /// PLY sequences: frames per second (PLY does not store one).
     #[arg(long, default_value_t = 24.0)]
     pub fps: f64,
     /// Also list every frame.
     #[arg(long)]
     pub frames: bool,
+    /// Print the result as JSON on standard output (errors too: {"error", "exit_code"}).
     #[arg(long)]
     pub json: bool,
 }
@@ -64,8 +64,8 @@ pub fn run(a: &EvalArgs) -> Result<()> {
         &a.head,
         &rest_roots,
         &Transform {
-            scale: a.scale,
-            up: a.up,
+            scale: a.space.scale,
+            up: a.space.up,
         },
     )?;
     let mut colliders = shape.map(|s| head_colliders(s, &[Pose::IDENTITY]));

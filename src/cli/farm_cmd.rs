@@ -22,9 +22,12 @@ pub enum FarmFormat {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
+    /// The job file (TOML) the template runs.
     pub job: PathBuf,
+    /// Template format (Open Job Description).
     #[arg(long, value_enum, default_value_t = FarmFormat::Openjd)]
     pub format: FarmFormat,
+    /// The template file to write (.yaml or .json).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Tasks the upsampling is split into.

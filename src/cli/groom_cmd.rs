@@ -19,6 +19,7 @@ pub struct NewArgs {
     /// Start from a preset: straight, wavy, curly, or a TOML file (options below override it).
     #[arg(long, value_name = "NAME|FILE")]
     pub preset: Option<String>,
+    /// The hair style (overrides the preset's).
     #[arg(long, value_enum)]
     pub style: Option<Style>,
     /// Number of strands [default: 5000].

@@ -9,6 +9,7 @@ pub mod inspect;
 pub mod inspect_abc;
 pub mod inspect_cache;
 pub mod motion_cmd;
+pub mod presets_cmd;
 pub mod preview;
 pub mod report;
 pub mod run_cmd;
@@ -33,6 +34,19 @@ pub struct Cli {
     /// More log output on standard error (-v: what each stage decides, -vv: details).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// How input files map to tress's space (centimetres, Y up): shared by every command that
+/// reads grooms, meshes or caches.
+#[derive(Clone, Copy, Debug, clap::Args)]
+pub struct InputSpace {
+    /// Multiply input lengths (groom positions and widths, meshes, caches, file motion) by S to
+    /// get centimetres, e.g. 100 for metres.
+    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    pub scale: f32,
+    /// Up axis of the input files; Z-up input is rotated to tress's Y-up.
+    #[arg(long, value_enum, default_value_t = crate::groom::UpAxis::Y)]
+    pub up: crate::groom::UpAxis,
 }
 
 #[derive(Debug, Subcommand)]
@@ -69,12 +83,12 @@ pub enum Command {
     Preview(preview::PreviewArgs),
     /// Performance figures (reader speed, …).
     Bench(bench::BenchArgs),
-    /// Skinning models for reduced simulation (001 §6): fit on a full simulation.
+    /// Skinning models for reduced simulation: fitted on a full simulation of the groom.
     Skinning {
         #[command(subcommand)]
         command: skinning_cmd::SkinningCommand,
     },
-    /// Train learned upsamplers: the neural interpolator (000).
+    /// Train learned upsamplers: the neural interpolator.
     Train {
         #[command(subcommand)]
         command: train_cmd::TrainCommand,
@@ -83,6 +97,11 @@ pub enum Command {
     Groom {
         #[command(subcommand)]
         command: groom_cmd::GroomCommand,
+    },
+    /// Built-in presets (grooms, materials, motions, bodies, training configs, jobs).
+    Presets {
+        #[command(subcommand)]
+        command: presets_cmd::PresetsCommand,
     },
 }
 
@@ -103,5 +122,64 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Farm { command } => farm_cmd::run(&command),
         Command::Skinning { command } => skinning_cmd::run(&command),
         Command::Train { command } => train_cmd::run(&command),
+        Command::Presets { command } => presets_cmd::run(&command),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every option, argument and command says what it is for, in words a user reads: no blank
+    /// help, no paper references (those belong in the book).
+    #[test]
+    fn every_option_has_help_without_paper_references() {
+        fn walk(cmd: &clap::Command, path: &str, problems: &mut Vec<String>) {
+            let here = format!("{path} {}", cmd.get_name()).trim().to_string();
+            let paper = regex_free_paper_ref;
+            if let Some(a) = cmd.get_about().map(|s| s.to_string())
+                && paper(&a)
+            {
+                problems.push(format!("{here}: paper reference in its description: {a}"));
+            }
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                let help = arg
+                    .get_help()
+                    .or(arg.get_long_help())
+                    .map(|s| s.to_string())
+                    .unwrap_or_default();
+                if help.trim().is_empty() {
+                    problems.push(format!("{here} --{id}: no help"));
+                } else if paper(&help) {
+                    problems.push(format!("{here} --{id}: paper reference: {help}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_about().is_none() {
+                    problems.push(format!("{here} {}: no description", sub.get_name()));
+                }
+                walk(sub, &here, problems);
+            }
+        }
+        let mut problems = Vec::new();
+        walk(&super::Cli::command(), "", &mut problems);
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    /// "001 §6", "(000)", "Eq. 4", "Alg. 2": references to the source papers.
+    fn regex_free_paper_ref(s: &str) -> bool {
+        let b = s.as_bytes();
+        let paper_number = (0..b.len().saturating_sub(2)).any(|i| {
+            b[i] == b'0'
+                && b[i + 1] == b'0'
+                && (b'0'..=b'4').contains(&b[i + 2])
+                && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+                && b.get(i + 3).is_none_or(|c| !c.is_ascii_alphanumeric())
+        });
+        paper_number || s.contains('§') || s.contains("Eq.") || s.contains("Alg.")
     }
 }

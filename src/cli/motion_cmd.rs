@@ -20,11 +20,18 @@ pub enum MotionCommand {
 #[derive(Debug, Args, Default, Clone)]
 pub struct MotionArgs {
     /// A motion preset (gentle, walk, turn, violent) or a TOML file of one.
-    #[arg(long, visible_alias = "motion", group = "source", value_name = "PRESET|FILE")]
+    #[arg(
+        long = "motion",
+        alias = "preset",
+        group = "source",
+        value_name = "PRESET|FILE"
+    )]
     pub preset: Option<String>,
     /// A glTF / GLB file; with --node, the node (joint) whose world transform is the head.
     #[arg(long, group = "source")]
     pub gltf: Option<PathBuf>,
+    /// The glTF node (joint) that carries the head [default: the node named like a head or
+    /// neck joint; without one, the error lists the candidates].
     #[arg(long, requires = "gltf")]
     pub node: Option<String>,
     /// A glTF animation by name (default: the first).
@@ -33,8 +40,10 @@ pub struct MotionArgs {
     /// An Alembic file: an animated transform (--xform PATH) or a rigidly moving mesh (--mesh PATH).
     #[arg(long, group = "source")]
     pub abc: Option<PathBuf>,
+    /// The Alembic transform (object path) whose animation is the head.
     #[arg(long, requires = "abc", conflicts_with = "mesh")]
     pub xform: Option<String>,
+    /// The Alembic polygon mesh (object path) that moves rigidly with the head.
     #[arg(long, requires = "abc")]
     pub mesh: Option<String>,
     /// A CSV or JSON track file.
@@ -71,6 +80,7 @@ pub struct PreviewArgs {
     /// Print every frame (default: at most 40 evenly spaced lines).
     #[arg(long)]
     pub all: bool,
+    /// Print the result as JSON on standard output (errors too: {"error", "exit_code"}).
     #[arg(long)]
     pub json: bool,
 }

@@ -10,7 +10,7 @@ use glam::Vec3;
 use super::report::output_file;
 use crate::cache::{is_cache_path, open_source, parse_frame_range};
 use crate::error::{Error, Result};
-use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
+use crate::groom::{ReadOptions, Transform, read_groom};
 use crate::render::View;
 use crate::render::preview::{PreviewOptions, head_colliders, head_from_spec, preview, root_poses, roots};
 
@@ -18,6 +18,7 @@ use crate::render::preview::{PreviewOptions, head_colliders, head_from_spec, pre
 pub struct PreviewArgs {
     /// A cache (.abc, .tcache, PLY sequence pattern) or a groom file.
     pub input: PathBuf,
+    /// The PNG image to write.
     #[arg(short, long)]
     pub output: PathBuf,
     /// Frames to show, inclusive [default: all].
@@ -26,21 +27,21 @@ pub struct PreviewArgs {
     /// Show at most this many frames, evenly spaced.
     #[arg(long, default_value_t = 12)]
     pub max_tiles: usize,
+    /// Camera: front, back, side or three-quarter.
     #[arg(long, value_enum, default_value_t = View::ThreeQuarter)]
     pub view: View,
     /// Tile size in pixels, WIDTHxHEIGHT.
     #[arg(long, default_value = "480x480")]
     pub size: String,
+    /// Tiles per row of the contact sheet.
     #[arg(long, default_value_t = 4)]
     pub columns: usize,
     /// Head: sphere (an ellipsoid fitted to the first frame's roots), none, or a mesh / .sdf
     /// file (with --scale / --up) in the first frame's pose.
     #[arg(long, default_value = "sphere")]
     pub head: String,
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f32,
-    #[arg(long, value_enum, default_value_t = UpAxis::Y)]
-    pub up: UpAxis,
+    #[command(flatten)]
+    pub space: super::InputSpace,
     /// PLY sequences: frames per second.
     #[arg(long, default_value_t = 24.0)]
     pub fps: f64,
@@ -80,8 +81,8 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
     } else {
         let mut g = read_groom(&a.input, &ReadOptions::default())?.groom;
         Transform {
-            scale: a.scale,
-            up: a.up,
+            scale: a.space.scale,
+            up: a.space.up,
         }
         .apply(&mut g);
         (
@@ -94,8 +95,8 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
         &a.head,
         &roots(&frames[0], &counts),
         &Transform {
-            scale: a.scale,
-            up: a.up,
+            scale: a.space.scale,
+            up: a.space.up,
         },
     )?;
     let colliders = head.map(|h| head_colliders(h, &root_poses(&frames, &counts)));

@@ -29,8 +29,13 @@ pub struct RunArgs {
     /// Worker threads [default: all cores]. Results are identical for any count.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Print the report as JSON on standard output (stage progress stays off).
     #[arg(long)]
     pub json: bool,
+    /// Run nothing: print the job as merged from its presets and what each stage would do
+    /// (cached or runs, and why).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// The batch item's name (`<groom>-<motion>`), or the job's.
@@ -74,11 +79,40 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
     }
     let chunk = a.chunk.as_deref().map(parse_chunk).transpose()?;
     let mut reports = Vec::new();
+    let mut plans = Vec::new();
     for mut item in items {
         if let Some(f) = &a.frames {
             let (first, last) = parse_frame_range(f)?;
             item.first = first as i64;
             item.last = last as i64;
+        }
+        if a.dry_run {
+            let opts = RunOptions {
+                only: a.only.clone(),
+                chunk,
+                quiet: true,
+            };
+            let plan = crate::pipeline::run::plan(&item, &opts)?;
+            let mut table = item.table.clone();
+            table.insert("frames".into(), format!("{}-{}", item.first, item.last).into());
+            if a.json {
+                plans.push(serde_json::json!({
+                    "item": item_name(&item), "output": item.output, "job": table, "stages": plan,
+                }));
+            } else {
+                println!("# {} → {}", item_name(&item), item.output.display());
+                println!("# the job as merged from its presets:");
+                print!(
+                    "{}",
+                    toml::to_string(&table).map_err(|e| Error::Runtime(e.to_string()))?
+                );
+                println!("# stages:");
+                for p in &plan {
+                    println!("#   {:<10} {:<7} {}", p.stage.name(), p.status, p.reason);
+                }
+                println!();
+            }
+            continue;
         }
         if batch && !a.json {
             eprintln!("== {}", item.name);
@@ -98,6 +132,17 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
             },
         )?;
         reports.push(report);
+    }
+    if a.dry_run {
+        if a.json {
+            let doc = if batch {
+                serde_json::Value::Array(plans)
+            } else {
+                plans.pop().expect("one item")
+            };
+            println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+        }
+        return Ok(());
     }
     if batch && a.item.is_none() && a.only.is_empty() {
         let path = crate::pipeline::report::batch_summary(&job, &reports)?;

@@ -10,7 +10,7 @@ use super::report::{num, output_file, thousands};
 use crate::collide::head_mesh::{mesh_digest, read_mesh, to_file, transform_mesh};
 use crate::collide::mesh_sdf::{SdfParams, build};
 use crate::error::{Error, Result};
-use crate::groom::{Transform, UpAxis, files::output_error};
+use crate::groom::{Transform, files::output_error};
 
 #[derive(Debug, Subcommand)]
 pub enum SdfCommand {
@@ -22,6 +22,7 @@ pub enum SdfCommand {
 pub struct BuildArgs {
     /// Mesh file: .obj, .glb / .gltf, or .abc (first polymesh).
     pub mesh: PathBuf,
+    /// The distance grid file to write (.sdf).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Cell size in cm (after --scale).
@@ -30,27 +31,24 @@ pub struct BuildArgs {
     /// Exact-distance band around the surface, in cells.
     #[arg(long, default_value_t = 4)]
     pub band: u32,
-    /// Multiply the mesh by S first (100 for metres → centimetres).
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f32,
-    /// Up axis of the mesh file.
-    #[arg(long, value_enum, default_value_t = UpAxis::Y)]
-    pub up: UpAxis,
+    #[command(flatten)]
+    pub space: super::InputSpace,
+    /// Print the result as JSON on standard output (errors too: {"error", "exit_code"}).
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(cmd: &SdfCommand) -> Result<()> {
     let SdfCommand::Build(a) = cmd;
-    if !(a.scale > 0.0 && a.scale.is_finite()) {
+    if !(a.space.scale > 0.0 && a.space.scale.is_finite()) {
         return Err(Error::Invalid("--scale must be positive".into()));
     }
     let mut mesh = read_mesh(&a.mesh)?;
     transform_mesh(
         &mut mesh,
         &Transform {
-            scale: a.scale,
-            up: a.up,
+            scale: a.space.scale,
+            up: a.space.up,
         },
     );
     let params = SdfParams {

@@ -12,7 +12,7 @@ use super::motion_cmd::MotionArgs;
 use super::report::{num, output_file, thousands};
 use crate::cache::{CacheInfo, SinkOptions, create_sink, parse_frame_range};
 use crate::error::{Error, Result};
-use crate::groom::{Transform, UpAxis};
+use crate::groom::Transform;
 use crate::guides::Upsampler;
 use crate::guides::{AdaptiveOptions, Method, Skinning, select_uv_lattice};
 use crate::motion::HeadTrack;
@@ -53,13 +53,16 @@ pub struct SimulateArgs {
     /// Output frames, inclusive.
     #[arg(long, value_name = "A-B", default_value = "1001-1100")]
     pub frames: String,
+    /// Frames per second of the output (and of sampling file motion).
     #[arg(long, default_value_t = 24.0)]
     pub fps: f64,
     /// Substeps per frame at least (more are added on fast motion unless --fixed-substeps).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub substeps: Option<u32>,
+    /// Always take exactly --substeps substeps per frame, even on fast motion.
     #[arg(long)]
     pub fixed_substeps: bool,
+    /// Time integrator [default: implicit, the material preset's choice].
     #[arg(long, value_enum)]
     pub integrator: Option<Integrator>,
     /// full: every strand; reduced: guide strands simulated alone and upsampled to the whole
@@ -87,12 +90,8 @@ pub struct SimulateArgs {
     /// Worker threads [default: all cores]. Results are identical for any count.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Multiply the groom (and head mesh, TressFX shapes, file motion) by S to get centimetres.
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f32,
-    /// Up axis of the input files.
-    #[arg(long, value_enum, default_value_t = UpAxis::Y)]
-    pub up: UpAxis,
+    #[command(flatten)]
+    pub space: super::InputSpace,
     /// Cell size (cm) of head mesh distance grids.
     #[arg(long, default_value_t = 0.2)]
     pub sdf_cell: f32,
@@ -109,6 +108,7 @@ pub struct SimulateArgs {
     /// Outputs: .abc, .tcache, or a PLY sequence pattern (hair.####.ply); repeat for several.
     #[arg(short, long, required = true)]
     pub output: Vec<PathBuf>,
+    /// Print the result as JSON on standard output (errors too: {"error", "exit_code"}).
     #[arg(long)]
     pub json: bool,
 }
@@ -130,7 +130,7 @@ fn options(a: &SimulateArgs) -> SimOptions {
 }
 
 pub fn run(a: &SimulateArgs) -> Result<()> {
-    if !(a.fps > 0.0 && a.fps.is_finite() && a.scale > 0.0 && a.scale.is_finite()) {
+    if !(a.fps > 0.0 && a.fps.is_finite() && a.space.scale > 0.0 && a.space.scale.is_finite()) {
         return Err(Error::Invalid("--fps and --scale must be positive".into()));
     }
     let (first, last) = parse_frame_range(&a.frames)?;
@@ -156,8 +156,8 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
     }
     let transform = Transform {
-        scale: a.scale,
-        up: a.up,
+        scale: a.space.scale,
+        up: a.space.up,
     };
     let scene = load_groom(&a.groom, &transform, a.strands)?;
     let head_spec = a.head.clone().unwrap_or_else(|| {

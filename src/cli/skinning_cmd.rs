@@ -10,7 +10,7 @@ use serde_json::json;
 use super::report::{num, output_file, thousands};
 use crate::cache::open_source;
 use crate::error::{Error, Result};
-use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
+use crate::groom::{ReadOptions, Transform, read_groom};
 use crate::guides::select::{match_guide_strands, read_guide_list};
 use crate::guides::select_uv_lattice;
 use crate::guides::skinning::{FitOptions, fit};
@@ -19,7 +19,7 @@ use crate::guides::training::HeadFrames;
 
 #[derive(Debug, Subcommand)]
 pub enum SkinningCommand {
-    /// Fit a skinning model (.tskin) on a ground-truth simulation of the groom (001 §6).
+    /// Fit a skinning model (.tskin) on a ground-truth simulation of the groom.
     Fit(FitArgs),
 }
 
@@ -51,19 +51,18 @@ pub struct FitArgs {
     /// Without --guides: how the guides are chosen.
     #[arg(long, value_enum, default_value_t = SelectionArg::Lattice)]
     pub selection: SelectionArg,
-    /// β of Eq. 9 (sparsity of the eligible guides and of sparse selection).
+    /// Sparsity weight β: higher keeps fewer eligible guides per strand (and fewer guides in
+    /// sparse selection).
     #[arg(long, default_value_t = 0.15)]
     pub beta: f64,
-    /// ε of Alg. 2 (weights below it make a guide set excessive).
+    /// Weights below ε are dropped: a guide set with such a weight is excessive.
     #[arg(long, default_value_t = 0.01)]
     pub epsilon: f32,
     /// Most eligible guides per strand (2^n − 1 sets are fitted; at most 15).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=15))]
     pub max_eligible: u32,
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f32,
-    #[arg(long, value_enum, default_value_t = UpAxis::Y)]
-    pub up: UpAxis,
+    #[command(flatten)]
+    pub space: super::InputSpace,
     /// The model file (.tskin).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -101,8 +100,8 @@ fn read_guides(path: &std::path::Path, groom: &crate::groom::Groom) -> Result<Ve
 fn run_fit(a: &FitArgs) -> Result<()> {
     let mut groom = read_groom(&a.groom, &ReadOptions::default())?.groom;
     Transform {
-        scale: a.scale,
-        up: a.up,
+        scale: a.space.scale,
+        up: a.space.up,
     }
     .apply(&mut groom);
     let mut frames = HeadFrames::open(&a.gt, &groom)?;

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::report::output_file;
 use crate::error::{Error, Result};
-use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
+use crate::groom::{ReadOptions, Transform, read_groom};
 use crate::guides::training::HeadFrames;
 use crate::neural::data::GridFrames;
 use crate::neural::device::DeviceKind;
@@ -40,12 +40,8 @@ pub struct InterpArgs {
     /// The groom at rest in the head's frame, the same strands as the caches.
     #[arg(long)]
     pub groom: PathBuf,
-    /// Scale applied to the groom (e.g. 100 for a groom in metres).
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f32,
-    /// The groom's up axis.
-    #[arg(long, value_enum, default_value_t = UpAxis::Y)]
-    pub up: UpAxis,
+    #[command(flatten)]
+    pub space: super::InputSpace,
     /// Override the config's number of steps.
     #[arg(long)]
     pub steps: Option<usize>,
@@ -77,8 +73,8 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
     }
     let mut groom = read_groom(&a.groom, &ReadOptions::default())?.groom;
     Transform {
-        scale: a.scale,
-        up: a.up,
+        scale: a.space.scale,
+        up: a.space.up,
     }
     .apply(&mut groom);
     let grid = UvGrid::new(&groom, cfg.grid)?;

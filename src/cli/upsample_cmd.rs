@@ -11,7 +11,7 @@ use super::report::output_file;
 use crate::cache::FrameSink;
 use crate::cache::{CacheInfo, SinkOptions, create_sink, open_source};
 use crate::error::{Error, Result};
-use crate::groom::{ReadOptions, Transform, UpAxis, read_groom};
+use crate::groom::{ReadOptions, Transform, read_groom};
 use crate::guides::Upsampler;
 use crate::guides::{AdaptiveOptions, Method, Skinning, select_uv_lattice};
 use crate::neural::interp::NeuralInterpolator;
@@ -42,10 +42,8 @@ pub struct UpsampleArgs {
     /// Guides each strand follows.
     #[arg(long, default_value_t = 10)]
     pub neighbors: usize,
-    #[arg(long, default_value_t = 1.0)]
-    pub scale: f32,
-    #[arg(long, value_enum, default_value_t = UpAxis::Y)]
-    pub up: UpAxis,
+    #[command(flatten)]
+    pub space: super::InputSpace,
     /// PLY sequence guides: frames per second.
     #[arg(long, default_value_t = 24.0)]
     pub fps: f64,
@@ -57,8 +55,8 @@ pub struct UpsampleArgs {
 pub fn run(a: &UpsampleArgs) -> Result<()> {
     let mut groom = read_groom(&a.groom, &ReadOptions::default())?.groom;
     Transform {
-        scale: a.scale,
-        up: a.up,
+        scale: a.space.scale,
+        up: a.space.up,
     }
     .apply(&mut groom);
     let mut src = open_source(&a.guides, None, a.fps)?;

@@ -100,8 +100,10 @@ pub struct GuideFrame<'a> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct InterpTimes {
     /// Guide graph, grouping and set assignment (001 Alg. 1, lines 1–22).
+    #[serde(serialize_with = "crate::units::secs")]
     pub grouping: Duration,
     /// Evaluating the interpolation (001 Eq. 5).
+    #[serde(serialize_with = "crate::units::secs")]
     pub interpolation: Duration,
 }
 

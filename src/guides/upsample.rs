@@ -25,8 +25,10 @@ pub struct UpsampleTimes {
     #[serde(flatten)]
     pub interp: InterpTimes,
     /// Head frame ↔ world.
+    #[serde(serialize_with = "crate::units::secs")]
     pub transform: Duration,
     /// Position-based collision correction.
+    #[serde(serialize_with = "crate::units::secs")]
     pub projection: Duration,
 }
 

@@ -50,11 +50,7 @@ impl MotionSource {
             return Ok((t, report));
         }
         if let Some(f) = &self.gltf {
-            let node = self
-                .node
-                .as_deref()
-                .ok_or_else(|| Error::Invalid("a glTF motion needs a node (--node NAME)".into()))?;
-            return from_gltf(f, node, self.animation.as_deref(), fps);
+            return from_gltf(f, self.node.as_deref(), self.animation.as_deref(), fps);
         }
         if let Some(f) = &self.abc {
             return match &self.mesh {
@@ -66,7 +62,7 @@ impl MotionSource {
             return from_track_file(f, fps);
         }
         Err(Error::Invalid(
-            "give a motion: --preset, --gltf, --abc or --track".into(),
+            "give a motion: --motion, --gltf, --abc or --track".into(),
         ))
     }
 }
@@ -253,21 +249,97 @@ fn sample_channel(ch: &tress_formats::gltf::Channel, t: f32) -> [f32; 4] {
     }
 }
 
+/// The node that carries the head when none is named: the node named like a head joint (not its
+/// end or top bone; of several, the one nearest the root), else the neck joint nearest the head
+/// (of a neck chain, the deepest). The first in file order among equals; `None` when no name
+/// suggests one.
+pub fn guess_head_node(doc: &tress_formats::gltf::GltfDoc) -> Option<usize> {
+    let depth = |mut n: usize| {
+        let mut d = 0;
+        while let Some(p) = doc.nodes[n].parent {
+            n = p;
+            d += 1;
+            if d > doc.nodes.len() {
+                break;
+            }
+        }
+        d
+    };
+    for (word, deepest) in [("head", false), ("neck", true)] {
+        let found = (0..doc.nodes.len())
+            .filter(|&i| {
+                let name = doc.nodes[i].name.as_deref().unwrap_or("").to_lowercase();
+                name.contains(word) && !["end", "top", "nub", "tip"].iter().any(|x| name.contains(x))
+            })
+            .min_by_key(|&i| {
+                let d = depth(i) as i64;
+                (if deepest { -d } else { d }, i)
+            });
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
 /// The world transform of a glTF node under an animation, sampled at `fps` over the animation.
+/// Without a node name, the head or neck joint is found by name ([`guess_head_node`]); failing
+/// that, the error lists the animated nodes to choose from.
 pub fn from_gltf(
     path: &Path,
-    node: &str,
+    node: Option<&str>,
     animation: Option<&str>,
     fps: f64,
 ) -> Result<(HeadTrack, TrackReport)> {
     let doc = tress_formats::gltf::read(path)?;
-    let target = doc.node_by_name(node).ok_or_else(|| {
-        let names: Vec<&str> = doc.nodes.iter().filter_map(|n| n.name.as_deref()).collect();
-        not_found(
-            path,
-            format!("no node named {node:?} (nodes: {})", names.join(", ")),
-        )
-    })?;
+    let candidates = || {
+        let animated: Vec<&str> = (0..doc.nodes.len())
+            .filter(|&i| {
+                doc.animations
+                    .iter()
+                    .any(|a| a.channels.iter().any(|c| c.node == i))
+            })
+            .filter_map(|i| doc.nodes[i].name.as_deref())
+            .collect();
+        let names: Vec<&str> = if animated.is_empty() {
+            doc.nodes.iter().filter_map(|n| n.name.as_deref()).collect()
+        } else {
+            animated
+        };
+        let more = names.len().saturating_sub(30);
+        let mut list = names.into_iter().take(30).collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            list.push_str(&format!(" and {more} more"));
+        }
+        list
+    };
+    let target = match node {
+        Some(node) => doc.node_by_name(node).ok_or_else(|| {
+            not_found(
+                path,
+                format!("no node named {node:?} (animated nodes: {})", candidates()),
+            )
+        })?,
+        None => {
+            let found = guess_head_node(&doc).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{}: no node is named like a head or neck joint; name the one that carries the head with --node (animated nodes: {})",
+                    path.display(),
+                    candidates()
+                ))
+            })?;
+            tracing::info!(
+                "{}: head motion from node {:?} (found by name; --node chooses another)",
+                path.display(),
+                doc.nodes[found].name.as_deref().unwrap_or("")
+            );
+            found
+        }
+    };
+    let node = doc.nodes[target]
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("#{target}"));
     let anim = match animation {
         Some(name) => Some(
             doc.animations
@@ -341,4 +413,62 @@ pub fn from_track_file(path: &Path, fps: f64) -> Result<(HeadTrack, TrackReport)
         HeadTrack::new(keys).map_err(|e| not_found(path, e.to_string()))?,
         report,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(names: &[(&str, Option<usize>)]) -> tress_formats::gltf::GltfDoc {
+        let mut nodes: Vec<serde_json::Value> = names
+            .iter()
+            .map(|(n, _)| serde_json::json!({ "name": n }))
+            .collect();
+        for (i, (_, parent)) in names.iter().enumerate() {
+            if let Some(p) = parent {
+                let kids = nodes[*p]
+                    .as_object_mut()
+                    .unwrap()
+                    .entry("children")
+                    .or_insert(serde_json::json!([]));
+                kids.as_array_mut().unwrap().push(serde_json::json!(i));
+            }
+        }
+        let gltf = serde_json::json!({
+            "asset": { "version": "2.0" },
+            "nodes": nodes,
+            "scenes": [{ "nodes": [0] }],
+        });
+        tress_formats::gltf::parse(gltf.to_string().as_bytes(), None).unwrap()
+    }
+
+    fn guess(names: &[(&str, Option<usize>)]) -> Option<&'static str> {
+        let d = doc(names);
+        guess_head_node(&d).map(|i| {
+            let n: &'static str = names[i].0.to_string().leak();
+            n
+        })
+    }
+
+    #[test]
+    fn the_head_joint_is_found_by_name() {
+        // A mixamo-like chain: the head, not its end bone, not the neck.
+        let chain = [
+            ("Hips", None),
+            ("Spine", Some(0)),
+            ("Neck", Some(1)),
+            ("Head", Some(2)),
+            ("HeadTop_End", Some(3)),
+        ];
+        assert_eq!(guess(&chain), Some("Head"));
+        // No head joint: the upper neck joint (CesiumMan's two neck joints).
+        let necks = [
+            ("torso", None),
+            ("Skeleton_neck_joint_1", Some(0)),
+            ("Skeleton_neck_joint_2", Some(1)),
+        ];
+        assert_eq!(guess(&necks), Some("Skeleton_neck_joint_2"));
+        // Nothing named like either.
+        assert_eq!(guess(&[("root", None), ("bone_7", Some(0))]), None);
+    }
 }

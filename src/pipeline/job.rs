@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
-use super::keys::{expand_env, merge, section};
 use crate::error::{Error, Result};
 use crate::groom::UpAxis;
 use crate::guides::skinning::FitOptions;
 use crate::guides::{AdaptiveOptions, Method, TwoWayOptions};
 use crate::presets;
+use crate::presets::keys::{expand_env, merge, section};
 use crate::render::View;
 use crate::sim::{Material, SimOptions};
 
@@ -427,7 +427,7 @@ fn load_chain(table: Table, origin: &str, dir: &Path, depth: usize) -> Result<Ta
             let path = dir.join(expand_env(name, origin)?);
             let text = std::fs::read_to_string(&path).map_err(|e| {
                 let presets: Vec<&str> = TABLE.iter().map(|(n, _)| *n).collect();
-                let hint = super::keys::suggest(name, &presets)
+                let hint = crate::presets::keys::suggest(name, &presets)
                     .map(|p| format!(" (did you mean the preset `{p}`?)"))
                     .unwrap_or_default();
                 Error::Invalid(format!(
@@ -449,8 +449,32 @@ fn load_chain(table: Table, origin: &str, dir: &Path, depth: usize) -> Result<Ta
     base.remove("extends");
     let mut over = table;
     over.remove("extends");
+    replace_sources(&mut base, &over);
     merge(&mut base, over);
     Ok(base)
+}
+
+/// A job that names its own motion source (or groom) replaces the one it extends rather than
+/// adding a second: `[motion] gltf = …` over the default `preset = "gentle"` is a glTF motion.
+fn replace_sources(base: &mut Table, over: &Table) {
+    for (section, sources, with) in [
+        (
+            "motion",
+            &["preset", "gltf", "abc", "track"][..],
+            &["node", "animation", "xform", "mesh"][..],
+        ),
+        ("groom", &["preset", "file"][..], &[][..]),
+    ] {
+        let sets = over
+            .get(section)
+            .and_then(Value::as_table)
+            .is_some_and(|t| sources.iter().any(|k| t.contains_key(*k)));
+        if sets && let Some(Value::Table(b)) = base.get_mut(section) {
+            for k in sources.iter().chain(with) {
+                b.remove(*k);
+            }
+        }
+    }
 }
 
 impl Job {
@@ -469,7 +493,7 @@ impl Job {
         let table_in = table.clone();
         for k in table.keys() {
             if !TOP.contains(&k.as_str()) {
-                let hint = super::keys::suggest(k, TOP)
+                let hint = crate::presets::keys::suggest(k, TOP)
                     .map(|s| format!(" (did you mean `{s}`?)"))
                     .unwrap_or_default();
                 return Err(Error::Invalid(format!("{origin}: unknown key `{k}`{hint}")));
@@ -517,6 +541,10 @@ impl Job {
                 "{origin}: [groom] needs `preset` or `file`"
             )));
         }
+        if let Some(p) = &groom.preset {
+            crate::groom::presets::load(p)
+                .map_err(|e| Error::Invalid(format!("{origin}: groom.preset: {e}")))?;
+        }
         let mut head: HeadSpec = section(get("head"), "head", origin)?;
         if !matches!(head.collider.as_str(), "procedural" | "sphere") {
             head.collider = dir
@@ -536,6 +564,7 @@ impl Job {
         {
             motion.preset = Some(dir.join(expand_env(p, origin)?).display().to_string());
         }
+        check_motion(&motion, "motion", origin)?;
         // Material: a preset (by default the one made for the groom's style), with any of its
         // keys overridden.
         let mut material_overrides = match get("material") {
@@ -589,6 +618,7 @@ impl Job {
                     )));
                 }
                 let motion = training_motion(&spec, origin, dir)?;
+                check_motion(&motion, "training", origin)?;
                 Some((spec, motion, a as i64, b as i64))
             }
             None => None,
@@ -856,6 +886,48 @@ fn training_motion(spec: &TrainingSpec, origin: &str, dir: &Path) -> Result<Moti
     Ok(out)
 }
 
+/// One motion source, its options only with their file, and a preset that exists: caught when
+/// the job is read, not after stages have run.
+fn check_motion(m: &MotionSpec, section: &str, origin: &str) -> Result<()> {
+    let given: Vec<&str> = [
+        ("preset", m.preset.is_some()),
+        ("gltf", m.gltf.is_some()),
+        ("abc", m.abc.is_some()),
+        ("track", m.track.is_some()),
+    ]
+    .into_iter()
+    .filter(|(_, on)| *on)
+    .map(|(k, _)| k)
+    .collect();
+    if given.len() > 1 {
+        return Err(Error::Invalid(format!(
+            "{origin}: [{section}] sets {}: give one motion source (a preset, or a glTF, Alembic or track file)",
+            given
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )));
+    }
+    for (key, on, needs) in [
+        ("node", m.node.is_some(), m.gltf.is_some() || m.abc.is_some()),
+        ("animation", m.animation.is_some(), m.gltf.is_some()),
+        ("xform", m.xform.is_some(), m.abc.is_some()),
+        ("mesh", m.mesh.is_some(), m.abc.is_some()),
+    ] {
+        if on && !needs && section == "motion" {
+            return Err(Error::Invalid(format!(
+                "{origin}: `{section}.{key}` has no file to apply to (it goes with `gltf` or `abc`)"
+            )));
+        }
+    }
+    if let Some(p) = &m.preset {
+        crate::motion::RandomMotion::preset(p)
+            .map_err(|e| Error::Invalid(format!("{origin}: {section}: {e}")))?;
+    }
+    Ok(())
+}
+
 fn check_collider(c: &ColliderSpec) -> std::result::Result<(), String> {
     if !(c.radius > 0.0 && c.radius.is_finite()) {
         return Err("radius must be positive".into());
@@ -1022,6 +1094,22 @@ mod tests {
         assert!(e.contains("nope.toml"), "{e}");
         let e = job("extends = 'defualt'").unwrap_err().to_string();
         assert!(e.contains("did you mean the preset `default`"), "{e}");
+        // Caught when the job is read, before any stage runs.
+        let e = job("[groom]\npreset = 'wavey'").unwrap_err().to_string();
+        assert!(e.contains("groom.preset") && e.contains("`wavy`"), "{e}");
+        let e = job("[motion]\npreset = 'turn'\ngltf = 'a.glb'")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`preset` and `gltf`") && e.contains("one motion source"),
+            "{e}"
+        );
+        let e = job("[motion]\npreset = 'trun'").unwrap_err().to_string();
+        assert!(e.contains("motion") && e.contains("`turn`"), "{e}");
+        let e = job("[motion]\npreset = 'turn'\nnode = 'Head'")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("motion.node"), "{e}");
     }
 
     /// A value of the wrong kind names the key, the file's line and what was expected in plain

@@ -6,7 +6,6 @@
 pub mod evaluate;
 pub mod farm;
 pub mod job;
-pub mod keys;
 pub mod preview;
 pub mod progress;
 pub mod report;

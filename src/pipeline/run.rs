@@ -343,9 +343,9 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<RunReport> {
     run_with(job, opts, &mut |_| {})
 }
 
-/// Runs the job, calling `finished` with the path of every file a stage wrote as soon as the
-/// stage is done (a farm log then names each output as it appears, even if a later stage fails).
-pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -> Result<RunReport> {
+/// The stages a run with `opts` executes, in order (checked: `--only` stages have work,
+/// `--chunk` only with per-frame stages).
+fn select(job: &Job, opts: &RunOptions) -> Result<Vec<Stage>> {
     let selected: Vec<Stage> = if opts.only.is_empty() {
         Stage::ALL.into_iter().filter(|s| applies(job, *s)).collect()
     } else {
@@ -374,6 +374,68 @@ pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -
             )));
         }
     }
+    Ok(selected)
+}
+
+/// What a run would do, without doing it (`tress run --dry-run`): each selected stage, and
+/// whether an earlier run's result is current ("cached") or it runs ("runs"). A stage after one
+/// that runs runs too unless its inputs are unchanged, which only the run can tell ("runs").
+#[derive(Clone, Debug, Serialize)]
+pub struct PlannedStage {
+    pub stage: Stage,
+    pub status: &'static str,
+    /// Why it runs: no earlier result, changed inputs, or an upstream stage that runs.
+    pub reason: &'static str,
+}
+
+pub fn plan(job: &Job, opts: &RunOptions) -> Result<Vec<PlannedStage>> {
+    let selected = select(job, opts)?;
+    let mut ctx = Ctx {
+        job,
+        out: job.output.clone(),
+        quiet: true,
+        records: BTreeMap::new(),
+    };
+    load_current(&mut ctx);
+    let mut out = Vec::new();
+    let mut upstream_runs = false;
+    for stage in Stage::ALL.into_iter().filter(|s| selected.contains(s)) {
+        let chunk = stage.chunkable().then(|| opts.chunk.unwrap_or((0, 1)));
+        let cached = if stage == Stage::Report {
+            false
+        } else if stage.chunkable() && opts.chunk.is_none() && ctx.parts().is_ok() {
+            true
+        } else {
+            ctx.records.contains_key(&(stage, chunk))
+        };
+        let (status, reason) = match (cached, upstream_runs, stage) {
+            (_, _, Stage::Report) => ("runs", "the report is written on every run"),
+            (true, false, _) => ("cached", "inputs unchanged since the last run"),
+            (true, true, _) => (
+                "runs",
+                "an upstream stage runs (cached only if its outputs come out the same)",
+            ),
+            (false, _, _) if Record::load(&ctx.out, stage, chunk).is_some() => {
+                ("runs", "settings, inputs or the build changed since the last run")
+            }
+            (false, _, _) => ("runs", "no earlier result"),
+        };
+        if status == "runs" && stage != Stage::Report {
+            upstream_runs = true;
+        }
+        out.push(PlannedStage {
+            stage,
+            status,
+            reason,
+        });
+    }
+    Ok(out)
+}
+
+/// Runs the job, calling `finished` with the path of every file a stage wrote as soon as the
+/// stage is done (a farm log then names each output as it appears, even if a later stage fails).
+pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -> Result<RunReport> {
+    let selected = select(job, opts)?;
     std::fs::create_dir_all(&job.output).map_err(|e| Error::Write {
         path: job.output.clone(),
         source: e,

@@ -7,18 +7,25 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Counters {
     /// Spring forces and the strands' linear solves (summed over threads).
+    #[serde(serialize_with = "crate::units::secs")]
     pub dynamics: Duration,
     /// Collision queries, projection and friction (summed over threads).
+    #[serde(serialize_with = "crate::units::secs")]
     pub collisions: Duration,
     /// Hair–hair grid build (wall) and sampling (summed over threads).
+    #[serde(serialize_with = "crate::units::secs")]
     pub hair_hair: Duration,
     /// Strain limiting (summed over threads).
+    #[serde(serialize_with = "crate::units::secs")]
     pub strain: Duration,
     /// Writing frames (wall).
+    #[serde(serialize_with = "crate::units::secs")]
     pub io: Duration,
     /// Working out external accelerations (two-way coupling of reduced models, wall).
+    #[serde(serialize_with = "crate::units::secs")]
     pub external: Duration,
     /// Whole steps (wall).
+    #[serde(serialize_with = "crate::units::secs")]
     pub total: Duration,
     pub steps: u64,
     pub particle_steps: u64,

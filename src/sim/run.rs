@@ -213,6 +213,18 @@ pub fn run(
         for _ in 0..sim.options.preroll_frames {
             sim.step_frame(dt, true);
         }
+        if !sim.x.iter().chain(&sim.v).all(|p| p.is_finite()) {
+            drop(target);
+            return Err(Error::Runtime(format!(
+                "the simulation became unstable before frame {} (positions became NaN{}); nothing was written; try more --substeps or the implicit integrator",
+                plan.first,
+                if sim.options.preroll_frames > 0 {
+                    format!(" during the {} preroll frames", sim.options.preroll_frames)
+                } else {
+                    String::new()
+                }
+            )));
+        }
         let t = Instant::now();
         target.write(plan.first as f64, &sim.x, sim.head_pose().into())?;
         sim.counters.io += t.elapsed();

@@ -285,7 +285,7 @@ impl AbcWriter {
                 .fold(true, |ok, v| ok & v.is_finite());
             if !finite {
                 return Err(Error::invalid(format!(
-                    "frame {} holds non-finite positions",
+                    "sample {} (counting from 0) holds non-finite positions",
                     self.frames
                 )));
             }

@@ -1,4 +1,4 @@
-//! Friendly errors for job files: unknown keys named with their full path and the closest
+//! Friendly errors for job and preset files: unknown keys named with their full path and the closest
 //! known key suggested; `extends` chains merged; `${VAR}` expanded in paths.
 
 use toml::{Table, Value};
@@ -55,9 +55,13 @@ pub fn section<T: serde::de::DeserializeOwned>(value: Value, path: &str, origin:
         let culprit = value.as_table().and_then(|t| {
             t.keys()
                 .find(|k| {
+                    // Without the culprit the section reads, or misses just that key.
                     let mut without = t.clone();
                     without.remove(*k);
-                    T::deserialize(Value::Table(without)).is_ok()
+                    match T::deserialize(Value::Table(without)) {
+                        Ok(_) => true,
+                        Err(e) => e.message().trim() == format!("missing field `{k}`"),
+                    }
                 })
                 .cloned()
         });
