@@ -1,4 +1,4 @@
-//! `tress farm export JOB.toml --format openjd -o TEMPLATE.yaml [--chunks N]`.
+//! `tress farm export JOB.toml --format openjd -o TEMPLATE.yaml [--chunks N] [--production]`.
 
 use std::path::PathBuf;
 
@@ -30,12 +30,23 @@ pub struct ExportArgs {
     /// The template file to write (.yaml or .json).
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Tasks the upsampling is split into.
+    /// Tasks the upsampling is split into (at most one per frame).
     #[arg(long, default_value_t = 4)]
     pub chunks: usize,
-    /// The tress executable the farm runs [default: this one].
+    /// The tress executable the workers run: a name on their PATH or a path (a template
+    /// parameter, `Tress`, so it can also be set at submission).
+    #[arg(long, default_value = "tress")]
+    pub tress: String,
+    /// A production shot: leave out the ground-truth simulation and what compares against it
+    /// (previews, metrics).
     #[arg(long)]
-    pub tress: Option<String>,
+    pub production: bool,
+    /// CPU cores each step asks of a worker.
+    #[arg(long, default_value_t = 4)]
+    pub cpus: u32,
+    /// Memory (GiB) each step asks of a worker.
+    #[arg(long, default_value_t = 8)]
+    pub memory_gib: u32,
 }
 
 pub fn run(cmd: &FarmCommand) -> Result<()> {
@@ -43,14 +54,18 @@ pub fn run(cmd: &FarmCommand) -> Result<()> {
     let job = Job::load(&a.job)?;
     let job_file = std::path::absolute(&a.job).unwrap_or_else(|_| a.job.clone());
     let out = std::path::absolute(&a.output).unwrap_or_else(|_| a.output.clone());
-    let job_file = farm::relative(out.parent().unwrap_or(std::path::Path::new("/")), &job_file);
-    let tress = a.tress.clone().unwrap_or_else(|| {
-        std::env::current_exe()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| "tress".into())
-    });
+    let job_file_default = farm::relative(out.parent().unwrap_or(std::path::Path::new("/")), &job_file);
+    let opts = farm::TemplateOptions {
+        job_file,
+        job_file_default,
+        tress: a.tress.clone(),
+        chunks: a.chunks,
+        production: a.production,
+        cpus: a.cpus,
+        memory_gib: a.memory_gib,
+    };
     let text = match a.format {
-        FarmFormat::Openjd => farm::openjd_template(&job, &job_file, &tress, a.chunks),
+        FarmFormat::Openjd => farm::openjd_template(&job, &opts)?,
     };
     tress_formats::atomic::write(&a.output, text.as_bytes())
         .map_err(|e| crate::groom::files::output_error(&a.output, e))?;

@@ -36,6 +36,10 @@ pub struct RunArgs {
     /// (cached or runs, and why).
     #[arg(long)]
     pub dry_run: bool,
+    /// A batch job: only write the batch summary (batch.md) from the items' finished results
+    /// (the last step of a farm template).
+    #[arg(long, conflicts_with_all = ["only", "chunk", "item", "dry_run"])]
+    pub summary: bool,
 }
 
 /// The batch item's name (`<groom>-<motion>`), or the job's.
@@ -76,6 +80,18 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
                 all.join(", ")
             )));
         }
+    }
+    if a.summary {
+        if !batch {
+            return Err(Error::Invalid(format!(
+                "{}: --summary is for batch jobs (a [batch] section)",
+                a.job.display()
+            )));
+        }
+        let outputs: Vec<PathBuf> = items.iter().map(|j| j.output.clone()).collect();
+        let path = crate::pipeline::report::batch_summary(&job, &outputs)?;
+        output_file(&path);
+        return Ok(());
     }
     let chunk = a.chunk.as_deref().map(parse_chunk).transpose()?;
     let mut reports = Vec::new();
@@ -145,7 +161,8 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
         return Ok(());
     }
     if batch && a.item.is_none() && a.only.is_empty() {
-        let path = crate::pipeline::report::batch_summary(&job, &reports)?;
+        let outputs: Vec<PathBuf> = reports.iter().map(|r| r.output.clone()).collect();
+        let path = crate::pipeline::report::batch_summary(&job, &outputs)?;
         if !a.json {
             output_file(&path);
         }

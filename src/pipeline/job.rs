@@ -546,6 +546,11 @@ impl Job {
                 .map_err(|e| Error::Invalid(format!("{origin}: groom.preset: {e}")))?;
         }
         let mut head: HeadSpec = section(get("head"), "head", origin)?;
+        if groom.file.is_some() && head.collider == "procedural" {
+            return Err(Error::Invalid(format!(
+                "{origin}: head.collider = \"procedural\" is the cranium of procedural grooms; with groom.file give a head mesh, or \"sphere\" to fit one to the roots"
+            )));
+        }
         if !matches!(head.collider.as_str(), "procedural" | "sphere") {
             head.collider = dir
                 .join(expand_env(&head.collider, origin)?)

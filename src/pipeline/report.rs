@@ -310,17 +310,16 @@ fn timings_section(ctx: &Ctx) -> String {
 }
 
 /// `batch.md` in a batch's output folder: one row per item, its method against the ground truth.
-pub fn batch_summary(job: &super::Job, runs: &[RunReport]) -> Result<std::path::PathBuf> {
-    let mut md = format!("# {} — batch of {} items\n\n", job.name, runs.len());
+pub fn batch_summary(job: &super::Job, outputs: &[std::path::PathBuf]) -> Result<std::path::PathBuf> {
+    let mut md = format!("# {} — batch of {} items\n\n", job.name, outputs.len());
     let mut rows = Vec::new();
-    for r in runs {
-        let text = std::fs::read_to_string(r.output.join("metrics.json")).ok();
+    for out in outputs {
+        let text = std::fs::read_to_string(out.join("metrics.json")).ok();
         let m: Option<MetricsFile> = text.and_then(|t| serde_json::from_str(&t).ok());
         if let Some(m) = m
             && let Some(first) = m.methods.first()
         {
-            let item = r
-                .output
+            let item = out
                 .file_name()
                 .map(|f| f.to_string_lossy().to_string())
                 .unwrap_or_default();

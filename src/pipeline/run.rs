@@ -153,6 +153,36 @@ pub fn applies(job: &Job, stage: Stage) -> bool {
     }
 }
 
+/// The stages whose results `stage` reads in `job` (the graph behind [`inputs`]): what a farm
+/// step must wait for. Stages that do not apply to the job are left out.
+pub fn upstream(job: &Job, stage: Stage) -> Vec<Stage> {
+    use Stage::*;
+    let models = [Fit, Train];
+    let mut up: Vec<Stage> = match stage {
+        Prepare => vec![],
+        TrainSim | Simulate => vec![Prepare],
+        Train => vec![Prepare, TrainSim],
+        Fit => vec![Prepare, Guides, TrainSim],
+        Guides if job.guides.selection == super::job::Selection::Sparse => vec![Prepare, TrainSim],
+        Guides => vec![Prepare],
+        GuideSim => vec![Prepare, Guides],
+        TwoWay => [Prepare, Guides].into_iter().chain(models).collect(),
+        Upsample => [Prepare, Guides, GuideSim, TwoWay]
+            .into_iter()
+            .chain(models)
+            .collect(),
+        Write if job.outputs.ground_truth_abc => vec![Upsample, Simulate],
+        Write => vec![Upsample],
+        Preview | Eval => [Prepare, Upsample, Simulate, Guides]
+            .into_iter()
+            .chain(models)
+            .collect(),
+        Report => Stage::ALL.into_iter().filter(|s| *s != Report).collect(),
+    };
+    up.retain(|s| applies(job, *s));
+    up
+}
+
 /// Settings and upstream files of a stage: what its input hash covers.
 fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Value, Vec<OutputFile>)> {
     let j = ctx.job;
