@@ -291,3 +291,71 @@ fn presets_are_listed_and_a_dry_run_plans_without_running() {
     // Nothing ran: no output folder.
     assert!(!dir.join("out").exists());
 }
+
+/// A groom in metres or millimetres is named as such, with the --scale that fixes it (a groom in
+/// metres simulated as centimetres is 1 mm hair).
+#[test]
+fn grooms_in_other_units_get_a_warning_naming_scale() {
+    let dir = temp_dir("cli-units");
+    let cm = dir.join("cm.ply");
+    let o = tress(&[
+        "groom",
+        "new",
+        "--strands",
+        "60",
+        "--points",
+        "8",
+        "-o",
+        cm.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (scale, want, unit) in [
+        ("0.01", "--scale 100", "metres"),
+        ("10", "--scale 0.1", "millimetres"),
+    ] {
+        let other = dir.join(format!("{unit}.ply"));
+        let o = tress(&[
+            "convert",
+            cm.to_str().unwrap(),
+            other.to_str().unwrap(),
+            "--scale",
+            scale,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = tress(&[
+            "simulate",
+            "--groom",
+            other.to_str().unwrap(),
+            "--head",
+            "sphere",
+            "--motion",
+            "gentle",
+            "--frames",
+            "1-1",
+            "--preroll",
+            "0",
+            "-o",
+            dir.join("o.tcache").to_str().unwrap(),
+        ]);
+        let e = stderr(&o);
+        assert!(e.contains(want) && e.contains(unit), "{scale}: {e}");
+    }
+    // In centimetres: no warning.
+    let o = tress(&[
+        "simulate",
+        "--groom",
+        cm.to_str().unwrap(),
+        "--head",
+        "sphere",
+        "--motion",
+        "gentle",
+        "--frames",
+        "1-1",
+        "--preroll",
+        "0",
+        "-o",
+        dir.join("o.tcache").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("--scale"), "{}", stderr(&o));
+}

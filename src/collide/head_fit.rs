@@ -71,6 +71,46 @@ fn fit_ellipsoid(p: &[DVec3]) -> Option<(DVec3, DVec3)> {
     (radii.is_finite() && radii.max_element() < 2.0 * radii.min_element()).then_some((center, radii))
 }
 
+/// Head radii (cm) a fit may come out with; outside, the roots did not outline a head.
+const PLAUSIBLE: (f64, f64) = (5.0, 15.0);
+/// Radius (cm) of the head put under roots that do not outline one.
+const FALLBACK_RADIUS: f64 = 8.5;
+
+/// The centre of the sphere of radius `r` closest to the points (Gauss–Newton on
+/// Σ (|p − c| − r)²), started below them (hair grows on top of the head, Y up).
+fn fit_fixed_sphere(p: &[DVec3], r: f64) -> DVec3 {
+    let mean = p.iter().sum::<DVec3>() / p.len() as f64;
+    let mut c = mean - DVec3::Y * r;
+    for _ in 0..50 {
+        let mut m = [[0.0; 3]; 3];
+        let mut b = [0.0; 3];
+        for q in p {
+            let d = *q - c;
+            let len = d.length().max(1e-9);
+            let j = (-d / len).to_array();
+            let res = len - r;
+            for i in 0..3 {
+                for k in 0..3 {
+                    m[i][k] += j[i] * j[k];
+                }
+                b[i] -= j[i] * res;
+            }
+        }
+        let Some(step) = solve(m, b) else { break };
+        let step = DVec3::from_array(step);
+        c += step;
+        if step.length() < 1e-6 {
+            break;
+        }
+    }
+    c
+}
+
+/// Root-mean-square distance (cm) of the points from the sphere (c, r).
+fn rms_off_sphere(p: &[DVec3], c: DVec3, r: f64) -> f64 {
+    (p.iter().map(|q| ((*q - c).length() - r).powi(2)).sum::<f64>() / p.len() as f64).sqrt()
+}
+
 fn fit_sphere(p: &[DVec3]) -> Option<(DVec3, DVec3)> {
     // x² + y² + z² = D x + E y + F z + G.
     let [d, e, f, g] = least_squares(p, |q| [q.x, q.y, q.z, 1.0], |q| q.length_squared())?;
@@ -88,9 +128,38 @@ pub fn fit_head(roots: &[Vec3]) -> Result<ScalpShape> {
         )));
     }
     let p: Vec<DVec3> = roots.iter().map(|r| r.as_dvec3()).collect();
-    let (center, radii) = fit_ellipsoid(&p).or_else(|| fit_sphere(&p)).ok_or_else(|| {
-        Error::Invalid("the strand roots do not outline a head (they lie on a plane or a line)".into())
-    })?;
+    let fitted = fit_ellipsoid(&p).or_else(|| fit_sphere(&p));
+    let (lo, hi) = p
+        .iter()
+        .fold((DVec3::MAX, DVec3::MIN), |(a, b), q| (a.min(*q), b.max(*q)));
+    let extent = (hi - lo).length();
+    let plausible = |r: DVec3| r.min_element() >= PLAUSIBLE.0 && r.max_element() <= PLAUSIBLE.1;
+    let (center, radii) = match fitted {
+        Some(f) if plausible(f.1) => f,
+        // Roots on part of a scalp (a mohawk, a ponytail's base) do not pin a head down: put a
+        // head-sized sphere under them. Not for grooms in other units (the loader warns).
+        _ if (3.0..60.0).contains(&extent)
+            && rms_off_sphere(&p, fit_fixed_sphere(&p, FALLBACK_RADIUS), FALLBACK_RADIUS) < 1.5 =>
+        {
+            let s = fit_fixed_sphere(&p, FALLBACK_RADIUS);
+            tracing::warn!(
+                "the strand roots cover too little of a head to fit one (fitted radii {}): using a sphere of radius {FALLBACK_RADIUS} cm under them, centre ({:.1}, {:.1}, {:.1}); give a head mesh for an accurate collider",
+                fitted
+                    .map(|f| format!("{:.1}, {:.1}, {:.1} cm", f.1.x, f.1.y, f.1.z))
+                    .unwrap_or_else(|| "none".into()),
+                s.x,
+                s.y,
+                s.z
+            );
+            (s, DVec3::splat(FALLBACK_RADIUS))
+        }
+        Some(f) => f,
+        None => {
+            return Err(Error::Invalid(
+                "the strand roots do not outline a head (they lie on a plane or a line)".into(),
+            ));
+        }
+    };
     // Shrink so that all but a few roots are on or outside the head.
     let mut scale: Vec<f64> = p.iter().map(|q| ((*q - center) / radii).length()).collect();
     scale.sort_by(f64::total_cmp);
@@ -123,6 +192,43 @@ mod tests {
             head.radii,
             p.scalp.radii
         );
+        // A mohawk: only the roots of a 3 cm strip along the midline. A head-sized sphere under
+        // them, near the real head, not an ellipsoid the size of a room.
+        // Roots of real grooms sit a few millimetres off any ellipsoid: jitter them.
+        let strip: Vec<Vec3> = g
+            .roots()
+            .into_iter()
+            .filter(|r| r.x.abs() < 1.0 && r.z.abs() < 4.0 && r.y > 0.0)
+            .enumerate()
+            .map(|(i, r)| {
+                let h = |k: u32| {
+                    ((i as u32).wrapping_mul(2_654_435_761).wrapping_add(k * 40_503) % 1000) as f32 / 1000.0
+                        - 0.5
+                };
+                r + Vec3::new(h(1), h(2), h(3)) * 0.4
+            })
+            .collect();
+        assert!(strip.len() > 50);
+        let head = fit_head(&strip).unwrap();
+        assert!(
+            head.radii.min_element() >= 5.0 && head.radii.max_element() <= 15.0,
+            "{:?}",
+            head.radii
+        );
+        let off = (head.center - p.scalp.center).length();
+        assert!(off < 3.0, "centre {:?} is {off} cm from the head's", head.center);
+        // A flat-topped strip (curvature of a 30 cm radius, as roots on a partial or flattened
+        // scalp give): the unconstrained fit is a head of 30 cm radius; a head-sized one goes
+        // under the roots instead.
+        let flat_top: Vec<Vec3> = (0..200)
+            .map(|i| {
+                let (x, z) = ((i % 5) as f32 * 0.5 - 1.0, (i / 5) as f32 * 0.3 - 6.0);
+                Vec3::new(x, 10.0 + (900.0 - z * z).sqrt() - 30.0, z)
+            })
+            .collect();
+        let head = fit_head(&flat_top).unwrap();
+        assert!(head.radii.max_element() <= 15.0, "{:?}", head.radii);
+        assert!(head.center.y < 5.0, "{:?}", head.center);
         // Flat roots are refused.
         let flat: Vec<Vec3> = (0..50)
             .map(|i| Vec3::new(i as f32, (i * 7 % 5) as f32, 0.0))

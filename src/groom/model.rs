@@ -148,6 +148,30 @@ impl Groom {
         Bounds::of(&self.points)
     }
 
+    /// A warning when the groom's size suggests it is not in centimetres (tress's unit): a
+    /// whole groom under 2 units across is in metres (a head is about 20 cm), one over 250 units
+    /// across in millimetres. Names the `--scale` that fixes it.
+    pub fn unit_warning(&self) -> Option<String> {
+        let b = self.bounds();
+        let across = (b.max - b.min).length();
+        let mut lengths = self.lengths();
+        if lengths.is_empty() || !across.is_finite() {
+            return None;
+        }
+        let mid = lengths.len() / 2;
+        let median = *lengths.select_nth_unstable_by(mid, f32::total_cmp).1;
+        let (unit, scale) = if across < 2.0 {
+            ("metres", 100.0)
+        } else if across > 250.0 {
+            ("millimetres", 0.1)
+        } else {
+            return None;
+        };
+        Some(format!(
+            "the groom is {across:.3} units across with strands {median:.3} units long (median): tress works in centimetres, so this looks like {unit}; give --scale {scale} (in a job: [groom] scale = {scale})"
+        ))
+    }
+
     /// Polyline length of every strand.
     pub fn lengths(&self) -> Vec<f32> {
         self.strands().map(strand_length).collect()

@@ -93,6 +93,9 @@ pub fn tfx_shapes(path: &Path, transform: &Transform) -> Result<Option<(Vec<Sphe
 pub fn file_groom(path: &Path, transform: &Transform) -> Result<SceneGroom> {
     let mut groom = read_groom(path, &ReadOptions::default())?.groom;
     transform.apply(&mut groom);
+    if let Some(w) = groom.unit_warning() {
+        tracing::warn!("{}: {w}", path.display());
+    }
     Ok(SceneGroom {
         groom,
         procedural: None,
