@@ -22,6 +22,7 @@ pub mod tfx;
 pub mod tfxproj;
 pub mod track;
 pub mod usc_data;
+pub mod usd;
 
 pub use error::{Error, ErrorKind, InFile, Result};
 pub use mesh::TriMesh;

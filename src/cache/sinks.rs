@@ -1,9 +1,10 @@
-//! Frame sinks: `.tcache`, Alembic, PLY sequences.
+//! Frame sinks: `.tcache`, Alembic, USD text layers, PLY sequences.
 
 use std::path::{Path, PathBuf};
 
 use tress_formats::alembic::cache::{AbcWriter, CurvesSpec, WriteOptions};
 use tress_formats::tcache::{Codec, HeadPose, TcacheHeader, TcacheWriter};
+use tress_formats::usd::{UsdSpec, UsdWriter};
 use tress_formats::{Strands, ply};
 
 use super::CacheInfo;
@@ -73,6 +74,23 @@ impl FrameSink for Alembic {
         }
         self.writer
             .write_frame(&[positions])
+            .map_err(|e| output_error(&self.path, e))
+    }
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>> {
+        let path = self.path.clone();
+        Ok(vec![self.writer.finish().map_err(|e| output_error(&path, e))?])
+    }
+}
+
+struct Usd {
+    writer: UsdWriter,
+    path: PathBuf,
+}
+
+impl FrameSink for Usd {
+    fn write(&mut self, frame: f64, positions: &[[f32; 3]], _pose: Option<HeadPose>) -> Result<()> {
+        self.writer
+            .write_frame(frame, positions)
             .map_err(|e| output_error(&self.path, e))
     }
     fn finish(self: Box<Self>) -> Result<Vec<PathBuf>> {
@@ -157,8 +175,27 @@ pub fn create_sink(
                 path: path.to_path_buf(),
             }))
         }
+        Some("usd" | "usda") => {
+            let spec = UsdSpec {
+                root: "groom",
+                name: "hair",
+                doc: &format!("written by tress {}", crate::build_id()),
+                fps: info.fps,
+                start_frame,
+                velocities: opts.velocities,
+            };
+            let writer = UsdWriter::create(path, &info.topology, &spec).map_err(|e| output_error(path, e))?;
+            Ok(Box::new(Usd {
+                writer,
+                path: path.to_path_buf(),
+            }))
+        }
+        Some("usdc" | "usdz") => Err(Error::Invalid(format!(
+            "{}: binary USD (.usdc, .usdz) is not written yet; write .usda or .usd (a text layer every USD tool reads), or convert with usdcat",
+            path.display()
+        ))),
         _ => Err(Error::Invalid(format!(
-            "{}: not a cache format (known: .tcache, .abc, PLY sequences named with #)",
+            "{}: not a cache format (known: .tcache, .abc, .usd/.usda, PLY sequences named with #)",
             path.display()
         ))),
     }

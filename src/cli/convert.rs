@@ -45,8 +45,14 @@ pub struct ConvertArgs {
 }
 
 fn is_cache_conversion(a: &ConvertArgs) -> bool {
-    let abc = |p: &std::path::Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("abc"));
-    is_cache_path(&a.input) || is_cache_path(&a.output) || (abc(&a.input) && abc(&a.output))
+    let ext = |p: &std::path::Path, e: &[&str]| {
+        p.extension()
+            .and_then(|x| x.to_str())
+            .is_some_and(|x| e.iter().any(|e| x.eq_ignore_ascii_case(e)))
+    };
+    let abc = |p: &std::path::Path| ext(p, &["abc"]);
+    let usd = ext(&a.output, &["usd", "usda", "usdc", "usdz"]);
+    is_cache_path(&a.input) || is_cache_path(&a.output) || (abc(&a.input) && (abc(&a.output) || usd))
 }
 
 fn run_cache(a: &ConvertArgs) -> Result<()> {

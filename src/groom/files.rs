@@ -222,8 +222,30 @@ fn read_abc(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
 
 /// Writes a groom; the format follows the extension. The file appears only when complete.
 pub fn write_groom(path: &Path, groom: &Groom) -> Result<()> {
-    let format = GroomFormat::from_extension(path).ok_or_else(|| unknown(path))?;
     let strands = groom.to_strands();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if let Some("usd" | "usda") = ext.as_deref() {
+        // A one-frame USD layer (the rest pose at time code 1).
+        let write = || -> tress_formats::Result<()> {
+            let spec = tress_formats::usd::UsdSpec {
+                root: "groom",
+                name: "hair",
+                doc: &format!("written by tress {}", crate::build_id()),
+                fps: 24.0,
+                start_frame: 1.0,
+                velocities: false,
+            };
+            let mut w = tress_formats::usd::UsdWriter::create(path, &strands, &spec)?;
+            w.write_frame(1.0, &strands.points)?;
+            w.finish()?;
+            Ok(())
+        };
+        return write().map_err(|e| output_error(path, e));
+    }
+    let format = GroomFormat::from_extension(path).ok_or_else(|| unknown(path))?;
     let comment = format!("written by tress {}", env!("CARGO_PKG_VERSION"));
     let bytes = match format {
         GroomFormat::Hair => hair::to_bytes(&hair::HairFile::from_strands(&strands, &comment)?)?,

@@ -282,6 +282,8 @@ pub struct OutputSpec {
     pub tcache: bool,
     /// `ply/hair.####.ply`.
     pub ply: bool,
+    /// `hair.usda`: a USD layer (BasisCurves, time-sampled points), centimetres, Y up.
+    pub usd: bool,
     /// `gt.abc`: the full simulation as Alembic too.
     pub ground_truth_abc: bool,
 }
@@ -292,6 +294,7 @@ impl Default for OutputSpec {
             abc: true,
             tcache: false,
             ply: false,
+            usd: false,
             ground_truth_abc: false,
         }
     }

@@ -576,7 +576,7 @@ pub fn part_frames(ctx: &Ctx, row: &MethodRow, frames: &[i64]) -> Result<Vec<Vec
         .collect()
 }
 
-/// `hair.abc` (and `hair.tcache`, `ply/hair.####.ply`, `gt.abc` as asked).
+/// `hair.abc` (and `hair.tcache`, `hair.usda`, `ply/hair.####.ply`, `gt.abc` as asked).
 pub fn write(ctx: &Ctx) -> Result<Vec<String>> {
     let job = ctx.job;
     let groom = prepared(&ctx.out)?;
@@ -595,6 +595,9 @@ pub fn write(ctx: &Ctx) -> Result<Vec<String>> {
     }
     if job.outputs.tcache {
         names.push("hair.tcache".to_string());
+    }
+    if job.outputs.usd {
+        names.push("hair.usda".to_string());
     }
     let mut sinks = Vec::new();
     for n in &names {

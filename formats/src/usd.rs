@@ -1,0 +1,439 @@
+//! USD strand caches as text layers (`.usda`, also written for `.usd`): one `UsdGeomBasisCurves`
+//! prim of linear curves with time-sampled `points` and `velocities`, widths, root UVs (`st`),
+//! ids, guide flags and colours as primvars, and the stage metadata DCCs read (`upAxis`,
+//! `metersPerUnit` = 0.01 for centimetres, `timeCodesPerSecond`, start and end time codes).
+//!
+//! Frames stream: points are written as they arrive, velocities (central differences, in units
+//! per second as `UsdGeomPointBased` defines them) go to a temporary file appended at the end,
+//! and the end time code is patched into a fixed-width field of the header. Numbers are written
+//! as the shortest decimal that reads back to the same `f32`, so a reader gets every point
+//! bit for bit. Checked by Pixar's library (`../shared/tools/usd_inspect.py`).
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::atomic::AtomicFile;
+use crate::error::{Error, InFile, Result};
+use crate::strands::{Attr, Strands};
+
+/// Width of the patched `endTimeCode` field.
+const END_FIELD: usize = 24;
+
+/// Streams an animated strand cache into a USD text layer.
+pub struct UsdWriter {
+    path: PathBuf,
+    file: AtomicFile,
+    /// Velocity samples, appended to the layer at the end.
+    velocities: Option<Scratch>,
+    points: usize,
+    fps: f64,
+    /// Offset of the `endTimeCode` field.
+    end_at: u64,
+    frames: usize,
+    last_frame: f64,
+    /// The previous frame and the one waiting for its successor (central differences).
+    previous: Option<(f64, Vec<[f32; 3]>)>,
+    pending: Option<(f64, Vec<[f32; 3]>)>,
+    line: String,
+}
+
+/// A read-write temporary file beside the output, removed when dropped.
+struct Scratch {
+    path: PathBuf,
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl Scratch {
+    fn create(path: PathBuf) -> Result<Self> {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .in_file(&path)?;
+        Ok(Scratch {
+            path,
+            file: std::io::BufWriter::with_capacity(1 << 20, f),
+        })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The prim names and provenance of a layer.
+pub struct UsdSpec<'a> {
+    /// Root prim (an Xform), the stage's default prim.
+    pub root: &'a str,
+    /// The curves prim under it.
+    pub name: &'a str,
+    /// The layer's `doc` string (the writer and its build).
+    pub doc: &'a str,
+    pub fps: f64,
+    pub start_frame: f64,
+    /// Write `velocities` (for motion blur).
+    pub velocities: bool,
+}
+
+fn identifier(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn quoted(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c if c.is_control() => {}
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// A frame number as a time code (integers without a fraction).
+fn time(t: f64) -> String {
+    if t.fract() == 0.0 && t.abs() < 1e15 {
+        format!("{}", t as i64)
+    } else {
+        format!("{t}")
+    }
+}
+
+/// Appends `[v, v, …]` of floats.
+fn floats(o: &mut String, v: impl Iterator<Item = f32>) {
+    use std::fmt::Write as _;
+    o.push('[');
+    for (i, x) in v.enumerate() {
+        if i > 0 {
+            o.push_str(", ");
+        }
+        let _ = write!(o, "{x}");
+    }
+    o.push(']');
+}
+
+/// Appends `[(x, y, z), …]`.
+fn tuples<const N: usize>(o: &mut String, v: &[[f32; N]]) {
+    use std::fmt::Write as _;
+    o.push('[');
+    for (i, p) in v.iter().enumerate() {
+        if i > 0 {
+            o.push_str(", ");
+        }
+        o.push('(');
+        for (k, x) in p.iter().enumerate() {
+            if k > 0 {
+                o.push_str(", ");
+            }
+            let _ = write!(o, "{x}");
+        }
+        o.push(')');
+    }
+    o.push(']');
+}
+
+/// `interpolation` of a per-strand or per-vertex attribute.
+fn interpolation<T>(a: &Attr<T>) -> &'static str {
+    match a {
+        Attr::Constant(_) => "constant",
+        Attr::PerStrand(_) => "uniform",
+        Attr::PerVertex(_) => "vertex",
+    }
+}
+
+fn attr_values<T: Copy>(a: &Attr<T>) -> Vec<T> {
+    match a {
+        Attr::Constant(c) => vec![*c],
+        Attr::PerStrand(v) | Attr::PerVertex(v) => v.clone(),
+    }
+}
+
+impl UsdWriter {
+    /// Starts a layer for curves with the topology and attributes of `strands`.
+    pub fn create(path: impl AsRef<Path>, strands: &Strands, spec: &UsdSpec) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        if !identifier(spec.root) || !identifier(spec.name) {
+            return Err(Error::invalid(format!(
+                "USD prim names must be identifiers, got {:?} / {:?}",
+                spec.root, spec.name
+            ))
+            .in_file(&path));
+        }
+        if !(spec.fps > 0.0 && spec.fps.is_finite()) {
+            return Err(Error::invalid(format!("frame rate {} is not positive", spec.fps)).in_file(&path));
+        }
+        strands.validate().map_err(|e| e.in_file(&path))?;
+        let mut file = AtomicFile::create(&path)?;
+        let mut h = String::new();
+        h.push_str("#usda 1.0\n(\n");
+        h.push_str(&format!("    defaultPrim = {}\n", quoted(spec.root)));
+        h.push_str(&format!("    doc = {}\n", quoted(spec.doc)));
+        let end_prefix = "    endTimeCode = ";
+        let end_at = (h.len() + end_prefix.len()) as u64;
+        h.push_str(end_prefix);
+        h.push_str(&format!("{:<END_FIELD$}\n", time(spec.start_frame)));
+        h.push_str(&format!("    framesPerSecond = {}\n", spec.fps));
+        h.push_str("    metersPerUnit = 0.01\n");
+        h.push_str(&format!("    startTimeCode = {}\n", time(spec.start_frame)));
+        h.push_str(&format!("    timeCodesPerSecond = {}\n", spec.fps));
+        h.push_str("    upAxis = \"Y\"\n)\n\n");
+        h.push_str(&format!(
+            "def Xform {}\n{{\n    def BasisCurves {}\n    {{\n",
+            quoted(spec.root),
+            quoted(spec.name)
+        ));
+        h.push_str("        uniform token type = \"linear\"\n");
+        h.push_str("        uniform token wrap = \"nonperiodic\"\n");
+        h.push_str("        int[] curveVertexCounts = [");
+        for (i, c) in strands.counts.iter().enumerate() {
+            if i > 0 {
+                h.push_str(", ");
+            }
+            h.push_str(&c.to_string());
+        }
+        h.push_str("]\n");
+        let a = &strands.attrs;
+        if let Some(w) = &a.width {
+            h.push_str("        float[] widths = ");
+            floats(&mut h, attr_values(w).into_iter());
+            h.push_str(&format!(
+                " (\n            interpolation = \"{}\"\n        )\n",
+                interpolation(w)
+            ));
+        }
+        if let Some(c) = &a.color {
+            h.push_str("        color3f[] primvars:displayColor = ");
+            tuples(&mut h, &attr_values(c));
+            h.push_str(&format!(
+                " (\n            interpolation = \"{}\"\n        )\n",
+                interpolation(c)
+            ));
+        }
+        if let Some(t) = &a.transparency {
+            h.push_str("        float[] primvars:displayOpacity = ");
+            floats(&mut h, attr_values(t).into_iter().map(|t| 1.0 - t));
+            h.push_str(&format!(
+                " (\n            interpolation = \"{}\"\n        )\n",
+                interpolation(t)
+            ));
+        }
+        if let Some(uv) = &a.root_uv {
+            h.push_str("        texCoord2f[] primvars:st = ");
+            tuples(&mut h, uv);
+            h.push_str(" (\n            interpolation = \"uniform\"\n        )\n");
+        }
+        if let Some(id) = &a.id {
+            h.push_str("        int[] primvars:groom_id = [");
+            h.push_str(&id.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "));
+            h.push_str("] (\n            interpolation = \"uniform\"\n        )\n");
+        }
+        if let Some(g) = &a.guide {
+            h.push_str("        int[] primvars:groom_guide = [");
+            h.push_str(
+                &g.iter()
+                    .map(|v| if *v { "1" } else { "0" })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+            h.push_str("] (\n            interpolation = \"uniform\"\n        )\n");
+        }
+        h.push_str("        point3f[] points.timeSamples = {\n");
+        file.write_all(h.as_bytes()).in_file(&path)?;
+        let velocities = if spec.velocities {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Some(Scratch::create(path.with_file_name(format!(
+                ".{name}.{}.velocities.partial",
+                std::process::id()
+            )))?)
+        } else {
+            None
+        };
+        Ok(UsdWriter {
+            path,
+            file,
+            velocities,
+            points: strands.points.len(),
+            fps: spec.fps,
+            end_at,
+            frames: 0,
+            last_frame: f64::NEG_INFINITY,
+            previous: None,
+            pending: None,
+            line: String::new(),
+        })
+    }
+
+    /// Writes the positions of `frame` (frames must increase).
+    pub fn write_frame(&mut self, frame: f64, positions: &[[f32; 3]]) -> Result<()> {
+        if positions.len() != self.points {
+            return Err(Error::invalid(format!(
+                "frame {frame} has {} points where {} are expected",
+                positions.len(),
+                self.points
+            ))
+            .in_file(&self.path));
+        }
+        if !(frame.is_finite() && frame > self.last_frame) {
+            return Err(
+                Error::invalid(format!("frame {frame} does not follow frame {}", self.last_frame))
+                    .in_file(&self.path),
+            );
+        }
+        if positions.iter().flatten().any(|v| !v.is_finite()) {
+            return Err(
+                Error::invalid(format!("frame {frame} holds non-finite positions")).in_file(&self.path),
+            );
+        }
+        self.line.clear();
+        self.line.push_str(&format!("            {}: ", time(frame)));
+        tuples(&mut self.line, positions);
+        self.line.push_str(",\n");
+        self.file.write_all(self.line.as_bytes()).in_file(&self.path)?;
+        self.frames += 1;
+        self.last_frame = frame;
+        if self.velocities.is_some() {
+            let current = (frame, positions.to_vec());
+            if let Some(p) = self.pending.take() {
+                // Central difference between the neighbours (forward at the first frame).
+                let back = self.previous.take().unwrap_or_else(|| p.clone());
+                self.velocity(p.0, &back, &current)?;
+                self.previous = Some(p);
+            }
+            self.pending = Some(current);
+        }
+        Ok(())
+    }
+
+    fn velocity(&mut self, at: f64, back: &(f64, Vec<[f32; 3]>), next: &(f64, Vec<[f32; 3]>)) -> Result<()> {
+        let span = ((next.0 - back.0) / self.fps) as f32;
+        let v: Vec<[f32; 3]> = if span > 0.0 {
+            next.1
+                .iter()
+                .zip(&back.1)
+                .map(|(a, b)| [0, 1, 2].map(|k| (a[k] - b[k]) / span))
+                .collect()
+        } else {
+            vec![[0.0; 3]; next.1.len()]
+        };
+        self.line.clear();
+        self.line.push_str(&format!("            {}: ", time(at)));
+        tuples(&mut self.line, &v);
+        self.line.push_str(",\n");
+        let path = self.path.clone();
+        let f = self.velocities.as_mut().expect("velocities on");
+        f.file.write_all(self.line.as_bytes()).in_file(&path)
+    }
+
+    /// Completes the layer and renames it into place.
+    pub fn finish(mut self) -> Result<PathBuf> {
+        if self.frames == 0 {
+            return Err(Error::invalid("a cache needs at least one frame").in_file(&self.path));
+        }
+        if let Some(last) = self.pending.take() {
+            let back = self.previous.take().unwrap_or_else(|| last.clone());
+            let next = last.clone();
+            self.velocity(last.0, &back, &next)?;
+        }
+        let path = self.path.clone();
+        self.file.write_all(b"        }\n").in_file(&path)?;
+        if let Some(mut v) = self.velocities.take() {
+            self.file
+                .write_all(b"        vector3f[] velocities.timeSamples = {\n")
+                .in_file(&path)?;
+            v.file.flush().in_file(&path)?;
+            let f = v.file.get_mut();
+            f.seek(SeekFrom::Start(0)).in_file(&path)?;
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = f.read(&mut buf).in_file(&path)?;
+                if n == 0 {
+                    break;
+                }
+                self.file.write_all(&buf[..n]).in_file(&path)?;
+            }
+            self.file.write_all(b"        }\n").in_file(&path)?;
+            drop(v); // removes the temporary file
+        }
+        self.file.write_all(b"    }\n}\n").in_file(&path)?;
+        let end = time(self.last_frame);
+        if end.len() > END_FIELD {
+            return Err(Error::invalid(format!("end frame {end} is too long a number")).in_file(&path));
+        }
+        self.file.flush().in_file(&path)?;
+        self.file.seek(SeekFrom::Start(self.end_at)).in_file(&path)?;
+        self.file.write_all(end.as_bytes()).in_file(&path)?;
+        self.file.seek(SeekFrom::End(0)).in_file(&path)?;
+        self.file.commit()?;
+        Ok(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strands::StrandAttrs;
+
+    #[test]
+    fn a_layer_holds_every_frame_and_patches_its_end() {
+        let dir = std::env::temp_dir().join(format!("tress-usd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let strands = Strands::new(
+            vec![[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.5, 0.1]],
+            vec![2, 2],
+            StrandAttrs {
+                width: Some(Attr::Constant(0.01)),
+                root_uv: Some(vec![[0.25, 0.5], [0.75, 0.5]]),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let path = dir.join("c.usda");
+        let spec = UsdSpec {
+            root: "groom",
+            name: "hair",
+            doc: "test",
+            fps: 24.0,
+            start_frame: 1001.0,
+            velocities: true,
+        };
+        let mut w = UsdWriter::create(&path, &strands, &spec).unwrap();
+        for f in 0..3 {
+            let p: Vec<[f32; 3]> = strands
+                .points
+                .iter()
+                .map(|q| [q[0] + 0.1 * f as f32, q[1], q[2]])
+                .collect();
+            w.write_frame(1001.0 + f as f64, &p).unwrap();
+        }
+        w.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("endTimeCode = 1003 "), "{text}");
+        assert!(text.contains("1002: [(0.1, 0, 0), (0.1, 1, 0)"), "{text}");
+        // 0.1 cm per frame at 24 fps: 2.4 cm/s at every frame.
+        let vel = &text[text.find("velocities.timeSamples").unwrap()..];
+        for f in ["1001", "1002", "1003"] {
+            let at = vel.find(&format!("{f}: [(")).unwrap() + f.len() + 4;
+            let v: f32 = vel[at..].split(',').next().unwrap().parse().unwrap();
+            assert!((v - 2.4).abs() < 1e-5, "frame {f}: {v}");
+        }
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "temporary files left"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
