@@ -183,9 +183,9 @@ mod tests {
         write(&target, b"whole").unwrap();
         // A killed writer's file (a process that no longer runs) goes when the target is
         // written again; a running writer's file and another machine's stay.
-        let stale = dir.join(format!(".out.bin.{}.{}.partial", host(), u32::MAX - 1));
+        let stale = dir.join(format!(".out.bin.{}.{}.partial", host(), i32::MAX - 1));
         let running = dir.join(format!(".out.bin.{}.1.partial", host()));
-        let elsewhere = dir.join(format!(".out.bin.other-machine.{}.partial", u32::MAX - 1));
+        let elsewhere = dir.join(format!(".out.bin.other-machine.{}.partial", i32::MAX - 1));
         for f in [&stale, &running, &elsewhere] {
             std::fs::write(f, b"x").unwrap();
         }
@@ -194,7 +194,7 @@ mod tests {
         assert!(running.exists() && elsewhere.exists());
         std::fs::remove_file(&running).unwrap();
         std::fs::remove_file(&elsewhere).unwrap();
-        assert_eq!(std::fs::read(&target).unwrap(), b"whole");
+        assert_eq!(std::fs::read(&target).unwrap(), b"again");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
