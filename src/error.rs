@@ -4,7 +4,7 @@
 //! output, numerical blow-up), 2 bad input or usage (unreadable or corrupt input files, wrong
 //! arguments, invalid job files).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -42,5 +42,16 @@ impl Error {
             Error::Invalid(_) => exit::BAD_INPUT,
             Error::Write { .. } | Error::Runtime(_) | Error::Stopped(_) => exit::RUNTIME,
         }
+    }
+}
+
+/// Errors while writing an output are runtime failures (exit 1), not bad input.
+pub fn output_error(path: &Path, e: tress_formats::Error) -> Error {
+    match e.kind {
+        tress_formats::ErrorKind::Io(source) => Error::Write {
+            path: path.to_path_buf(),
+            source,
+        },
+        _ => Error::Runtime(e.to_string()),
     }
 }

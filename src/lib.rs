@@ -16,6 +16,7 @@ pub mod neural;
 pub mod pipeline;
 pub mod presets;
 pub mod render;
+pub mod scene;
 pub mod sim;
 pub mod units;
 

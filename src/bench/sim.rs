@@ -11,8 +11,8 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::groom::{Transform, UpAxis};
 use crate::motion::RandomMotion;
+use crate::scene::{SceneGroom, body_params, colliders, head_shape, load_groom, place_track};
 use crate::sim::counters::Counters;
-use crate::sim::setup::{SceneGroom, body_params, colliders, head_shape, load_groom, place_track};
 use crate::sim::{Material, SimOptions, Simulation};
 
 #[derive(Debug, Serialize)]

@@ -26,8 +26,8 @@ use crate::guides::{
     StaticSkinning, select_uv_lattice,
 };
 use crate::motion::{HeadTrack, Pose};
+use crate::scene::load_groom;
 use crate::sim::ExternalForces;
-use crate::sim::setup::load_groom;
 
 #[derive(Debug, Serialize)]
 pub struct UpsampleBench {

@@ -9,8 +9,8 @@ use tress_formats::{Strands, ply};
 
 use super::CacheInfo;
 use super::ply_sequence::Pattern;
+use crate::error::output_error;
 use crate::error::{Error, Result};
-use crate::groom::files::output_error;
 
 /// Where frames go, one at a time.
 pub trait FrameSink {

@@ -13,7 +13,8 @@ use crate::groom::Transform;
 use crate::metrics::Evaluator;
 use crate::metrics::table::markdown;
 use crate::motion::{HeadTrack, Pose};
-use crate::render::preview::{head_colliders, head_from_spec, root_pose, roots};
+use crate::render::preview::{head_colliders, root_pose, roots};
+use crate::scene::head_from_spec;
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {

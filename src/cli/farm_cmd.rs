@@ -68,7 +68,7 @@ pub fn run(cmd: &FarmCommand) -> Result<()> {
         FarmFormat::Openjd => farm::openjd_template(&job, &opts)?,
     };
     tress_formats::atomic::write(&a.output, text.as_bytes())
-        .map_err(|e| crate::groom::files::output_error(&a.output, e))?;
+        .map_err(|e| crate::error::output_error(&a.output, e))?;
     output_file(&a.output);
     Ok(())
 }

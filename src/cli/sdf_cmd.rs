@@ -9,8 +9,9 @@ use serde_json::json;
 use super::report::{num, output_file, thousands};
 use crate::collide::head_mesh::{mesh_digest, read_mesh, to_file, transform_mesh};
 use crate::collide::mesh_sdf::{SdfParams, build};
+use crate::error::output_error;
 use crate::error::{Error, Result};
-use crate::groom::{Transform, files::output_error};
+use crate::groom::Transform;
 
 #[derive(Debug, Subcommand)]
 pub enum SdfCommand {

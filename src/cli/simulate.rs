@@ -17,8 +17,8 @@ use crate::guides::Upsampler;
 use crate::guides::{AdaptiveOptions, Method, Skinning, select_uv_lattice};
 use crate::motion::HeadTrack;
 use crate::motion::Pose;
+use crate::scene::{body_params, colliders, head_shape, load_groom, place_track};
 use crate::sim::run::{RunPlan, run as run_plan};
-use crate::sim::setup::{body_params, colliders, head_shape, load_groom, place_track};
 use crate::sim::{Integrator, Material, SimOptions, Simulation};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -128,8 +128,7 @@ fn run_fit(a: &FitArgs) -> Result<()> {
         }
     };
     let (model, report) = fit(&groom, &guides, &mut frames, &opts, &mut progress)?;
-    tress_formats::skin::write(&a.output, &model)
-        .map_err(|e| crate::groom::files::output_error(&a.output, e))?;
+    tress_formats::skin::write(&a.output, &model).map_err(|e| crate::error::output_error(&a.output, e))?;
     let bytes = std::fs::metadata(&a.output).map(|m| m.len()).unwrap_or(0);
     let per_strand = bytes as f64 / groom.strand_count().max(1) as f64;
     if a.json {

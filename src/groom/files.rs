@@ -7,6 +7,7 @@ use tress_formats::alembic::cache::{AbcReader, AbcWriter, CurvesSpec};
 use tress_formats::{InFile, Strands, hair, mss, ply, tfx, tfxproj, usc_data};
 
 use super::model::Groom;
+use crate::error::output_error;
 use crate::error::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -272,15 +273,4 @@ pub fn write_groom(path: &Path, groom: &Groom) -> Result<()> {
         }
     };
     tress_formats::atomic::write(path, &bytes).map_err(|e| output_error(path, e))
-}
-
-/// Errors while writing an output are runtime failures (exit 1), not bad input.
-pub fn output_error(path: &Path, e: tress_formats::Error) -> Error {
-    match e.kind {
-        tress_formats::ErrorKind::Io(source) => Error::Write {
-            path: path.to_path_buf(),
-            source,
-        },
-        _ => Error::Runtime(e.to_string()),
-    }
 }

@@ -53,8 +53,7 @@ impl NeuralFile {
 
     /// Writes atomically (no half-written file on failure).
     pub fn write(&self, path: &Path) -> Result<()> {
-        tress_formats::atomic::write(path, &self.to_bytes())
-            .map_err(|e| crate::groom::files::output_error(path, e))
+        tress_formats::atomic::write(path, &self.to_bytes()).map_err(|e| crate::error::output_error(path, e))
     }
 
     pub fn parse(data: &[u8], path: &Path) -> Result<NeuralFile> {

@@ -7,8 +7,8 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use tress_formats::tcache::TcacheReader;
 
+use super::ctx::Ctx;
 use super::job::MethodRow;
-use super::run::Ctx;
 use super::scene::{job_colliders, prepared, scene_of};
 use super::stages::{for_each_part_frame, guide_indices, upsampler};
 use crate::error::{Error, Result};
@@ -159,7 +159,6 @@ pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
     };
     let path = ctx.out.join("metrics.json");
     let text = serde_json::to_string_pretty(&file).expect("json");
-    tress_formats::atomic::write(&path, text.as_bytes())
-        .map_err(|e| crate::groom::files::output_error(&path, e))?;
+    tress_formats::atomic::write(&path, text.as_bytes()).map_err(|e| crate::error::output_error(&path, e))?;
     Ok(vec!["metrics.json".into()])
 }

@@ -3,6 +3,7 @@
 //! each recording a content hash of its inputs so re-runs skip what is done and resume after a
 //! crash.
 
+pub mod ctx;
 pub mod evaluate;
 pub mod farm;
 pub mod job;

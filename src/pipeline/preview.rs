@@ -7,7 +7,7 @@ use image::RgbImage;
 use serde::{Deserialize, Serialize};
 use tress_formats::tcache::TcacheReader;
 
-use super::run::Ctx;
+use super::ctx::Ctx;
 use super::scene::{job_colliders, prepared, scene_of};
 use super::stages::part_frames;
 use crate::error::{Error, Result};
@@ -207,8 +207,7 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
     };
     let path = ctx.out.join("preview.json");
     let text = serde_json::to_string_pretty(&report).expect("json");
-    tress_formats::atomic::write(&path, text.as_bytes())
-        .map_err(|e| crate::groom::files::output_error(&path, e))?;
+    tress_formats::atomic::write(&path, text.as_bytes()).map_err(|e| crate::error::output_error(&path, e))?;
     out.push("preview.json".into());
     Ok(out)
 }

@@ -2,9 +2,10 @@
 
 use serde_json::json;
 
+use super::ctx::Ctx;
 use super::evaluate::MetricsFile;
 use super::preview::PreviewReport;
-use super::run::{Ctx, RunReport};
+use super::run::RunReport;
 use crate::error::Result;
 use crate::metrics::table::markdown;
 use crate::render::plot::line_plot;
@@ -213,8 +214,7 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
         ("report.json", serde_json::to_vec_pretty(&doc).expect("json")),
     ] {
         let path = ctx.out.join(name);
-        tress_formats::atomic::write(&path, &bytes)
-            .map_err(|e| crate::groom::files::output_error(&path, e))?;
+        tress_formats::atomic::write(&path, &bytes).map_err(|e| crate::error::output_error(&path, e))?;
         out.push(name.to_string());
     }
     Ok(out)
@@ -332,7 +332,6 @@ pub fn batch_summary(job: &super::Job, outputs: &[std::path::PathBuf]) -> Result
     }
     md.push_str(&markdown(&rows));
     let path = job.output.join("batch.md");
-    tress_formats::atomic::write(&path, md.as_bytes())
-        .map_err(|e| crate::groom::files::output_error(&path, e))?;
+    tress_formats::atomic::write(&path, md.as_bytes()).map_err(|e| crate::error::output_error(&path, e))?;
     Ok(path)
 }

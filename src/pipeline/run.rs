@@ -9,7 +9,8 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::job::{Job, MethodRow};
+use super::ctx::Ctx;
+use super::job::Job;
 use super::stage::{OutputFile, Record, Stage, file_sha256, input_hash};
 use super::stages;
 use crate::error::{Error, Result};
@@ -44,76 +45,6 @@ pub struct RunReport {
     pub job: String,
     pub output: PathBuf,
     pub stages: Vec<StageStatus>,
-}
-
-/// Shared state of a run.
-pub struct Ctx<'a> {
-    pub job: &'a Job,
-    pub out: PathBuf,
-    pub quiet: bool,
-    records: BTreeMap<(Stage, Option<(usize, usize)>), Record>,
-}
-
-impl Ctx<'_> {
-    /// The record of a finished stage (this run's, or an earlier run's that is current).
-    pub fn record(&self, stage: Stage) -> Result<&Record> {
-        self.records.get(&(stage, None)).ok_or_else(|| {
-            Error::Invalid(format!(
-                "stage {0} has not run with the current settings: run without --only, or add --only {0}",
-                stage.name()
-            ))
-        })
-    }
-
-    /// The upstream file `path` recorded by `stage`.
-    pub fn input(&self, stage: Stage, path: &str) -> Result<&OutputFile> {
-        self.record(stage)?.output(path)
-    }
-
-    /// The upsampled parts of one method row, in frame order.
-    pub fn parts_of(&self, row: &MethodRow) -> Result<Vec<OutputFile>> {
-        let prefix = format!("parts/{}.", row.stem());
-        Ok(self
-            .parts()?
-            .into_iter()
-            .filter(|p| p.path.starts_with(&prefix) && p.path.ends_with(".tcache"))
-            .collect())
-    }
-
-    /// Every file of the upsampled parts covering the whole frame range, in frame order: the
-    /// smallest chunking whose every chunk has a current record.
-    pub fn parts(&self) -> Result<Vec<OutputFile>> {
-        let mut by_n: BTreeMap<usize, Vec<(usize, &Record)>> = BTreeMap::new();
-        for ((stage, chunk), r) in &self.records {
-            if let (Stage::Upsample, Some((i, n))) = (stage, chunk) {
-                by_n.entry(*n).or_default().push((*i, r));
-            }
-        }
-        for (n, mut parts) in by_n {
-            if parts.len() == n {
-                parts.sort_by_key(|p| p.0);
-                return Ok(parts.iter().flat_map(|(_, r)| r.outputs.clone()).collect());
-            }
-        }
-        Err(Error::Invalid(format!(
-            "{}: the upsampled frames are incomplete: run the upsample stage (every chunk) first",
-            self.out.display()
-        )))
-    }
-
-    /// The date Alembic files record: `SOURCE_DATE_EPOCH`, else the job file's modification
-    /// time (so re-running an unchanged job writes the same bytes).
-    pub fn date(&self) -> std::time::SystemTime {
-        if std::env::var_os("SOURCE_DATE_EPOCH").is_some() {
-            return tress_formats::alembic::cache::reproducible_now();
-        }
-        self.job
-            .file
-            .as_ref()
-            .and_then(|f| std::fs::metadata(f).ok())
-            .and_then(|m| m.modified().ok())
-            .unwrap_or(std::time::UNIX_EPOCH)
-    }
 }
 
 /// Content hashes of files outside the output folder that a stage reads (groom, head mesh,

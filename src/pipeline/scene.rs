@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::groom::{Groom, Transform, read_groom, resample};
 use crate::motion::sources::MotionSource;
 use crate::motion::{HeadTrack, Pose, RandomMotion};
-use crate::sim::setup::{
+use crate::scene::{
     SceneGroom, body_params, colliders, file_groom, head_shape, place_track, procedural_groom,
     procedural_params, tfx_shapes,
 };
@@ -63,8 +63,7 @@ pub fn save_groom(path: &Path, groom: &Groom) -> Result<()> {
         keyframe_interval: 1,
         rest: strands.clone(),
     };
-    let mut w =
-        TcacheWriter::create(path, header, 3).map_err(|e| crate::groom::files::output_error(path, e))?;
+    let mut w = TcacheWriter::create(path, header, 3).map_err(|e| crate::error::output_error(path, e))?;
     w.write_frame(0.0, &strands.points, None)?;
     w.finish()?;
     Ok(())
@@ -101,7 +100,7 @@ pub fn save_head(job: &Job, out: &Path, groom: &SceneGroom) -> Result<Option<Str
     };
     let path = out.join("head.sdf");
     tress_formats::sdf::write(&path, &to_file(&g, 4, [0; 16]))
-        .map_err(|e| crate::groom::files::output_error(&path, e))?;
+        .map_err(|e| crate::error::output_error(&path, e))?;
     Ok(Some("head.sdf".into()))
 }
 

@@ -216,7 +216,7 @@ impl Record {
         })?;
         let text = serde_json::to_string_pretty(&r).expect("record serializes");
         tress_formats::atomic::write(&path, text.as_bytes())
-            .map_err(|e| crate::groom::files::output_error(&path, e))?;
+            .map_err(|e| crate::error::output_error(&path, e))?;
         Ok(r)
     }
 

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use tress_formats::tcache::TcacheReader;
 
+use super::ctx::Ctx;
 use super::job::{MethodRow, Selection};
-use super::run::{Ctx, chunk_frames};
+use super::run::chunk_frames;
 use super::scene::{
     build_groom, job_colliders, prepared, save_groom, save_head, scene_of, training_colliders,
 };
@@ -80,8 +81,7 @@ pub fn guides(ctx: &Ctx) -> Result<Vec<String>> {
         serde_json::to_string(&serde_json::json!({ "strands": groom.strand_count(), "guides": chosen }))
             .expect("json");
     let path = ctx.out.join("guides.json");
-    tress_formats::atomic::write(&path, text.as_bytes())
-        .map_err(|e| crate::groom::files::output_error(&path, e))?;
+    tress_formats::atomic::write(&path, text.as_bytes()).map_err(|e| crate::error::output_error(&path, e))?;
     Ok(vec!["guides.json".into()])
 }
 
@@ -229,7 +229,7 @@ pub fn fit(ctx: &Ctx) -> Result<Vec<String>> {
     let (model, report) =
         crate::guides::skinning::fit(&groom, &guides, &mut frames, &job.guides.fit, &mut progress)?;
     let path = ctx.out.join("skinning.tskin");
-    tress_formats::skin::write(&path, &model).map_err(|e| crate::groom::files::output_error(&path, e))?;
+    tress_formats::skin::write(&path, &model).map_err(|e| crate::error::output_error(&path, e))?;
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let report_path = ctx.out.join("skinning.json");
     let doc = serde_json::json!({
@@ -241,7 +241,7 @@ pub fn fit(ctx: &Ctx) -> Result<Vec<String>> {
         &report_path,
         serde_json::to_string_pretty(&doc).expect("json").as_bytes(),
     )
-    .map_err(|e| crate::groom::files::output_error(&report_path, e))?;
+    .map_err(|e| crate::error::output_error(&report_path, e))?;
     if !quiet {
         eprintln!(
             "           {} guides, {:.1} eligible and {:.1} sets per strand, training RMSE {:.3} cm, {} bytes ({:.0} per strand), {:.1} s",
@@ -320,7 +320,7 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
         &report_path,
         serde_json::to_string_pretty(&summary).expect("json").as_bytes(),
     )
-    .map_err(|e| crate::groom::files::output_error(&report_path, e))?;
+    .map_err(|e| crate::error::output_error(&report_path, e))?;
     let _ = std::fs::remove_file(&ckpt);
     if !quiet {
         eprintln!(
@@ -413,7 +413,7 @@ pub fn two_way(ctx: &Ctx) -> Result<Vec<String>> {
         let stats_name = format!("guides.{}.json", row.stem());
         let path = ctx.out.join(&stats_name);
         tress_formats::atomic::write(&path, serde_json::to_string_pretty(&st).expect("json").as_bytes())
-            .map_err(|e| crate::groom::files::output_error(&path, e))?;
+            .map_err(|e| crate::error::output_error(&path, e))?;
         out.push(name);
         out.push(stats_name);
     }
@@ -535,7 +535,7 @@ pub fn upsample(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
         &path,
         serde_json::to_string_pretty(&times).expect("json").as_bytes(),
     )
-    .map_err(|e| crate::groom::files::output_error(&path, e))?;
+    .map_err(|e| crate::error::output_error(&path, e))?;
     names.push(tname);
     Ok(names)
 }

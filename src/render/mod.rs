@@ -28,7 +28,7 @@ pub fn save_png(path: &Path, img: &image::RgbImage) -> Result<()> {
     let mut bytes = Vec::new();
     img.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
         .map_err(|e| Error::Runtime(format!("PNG encoding: {e}")))?;
-    tress_formats::atomic::write(path, &bytes).map_err(|e| crate::groom::files::output_error(path, e))
+    tress_formats::atomic::write(path, &bytes).map_err(|e| crate::error::output_error(path, e))
 }
 
 /// A picture size `WIDTHxHEIGHT` (16 to 8192 pixels a side); `what` names the option in errors.

@@ -51,24 +51,6 @@ pub fn root_pose(rest: &[Vec3], now: &[Vec3]) -> Pose {
     fit_rigid(&d(rest), &d(now)).pose
 }
 
-/// The head a preview draws or an evaluation measures against: `none`, `sphere` (an ellipsoid
-/// fitted to `roots`), or a mesh / `.sdf` file brought into tress space by `transform`.
-pub fn head_from_spec(
-    spec: &str,
-    roots: &[Vec3],
-    transform: &crate::groom::Transform,
-) -> crate::error::Result<Option<HeadShape>> {
-    Ok(match spec {
-        "none" => None,
-        "sphere" => Some(HeadShape::Procedural(crate::collide::head_fit::fit_head(roots)?)),
-        file => Some(HeadShape::Grid(crate::collide::head_mesh::head_grid(
-            std::path::Path::new(file),
-            transform,
-            &crate::collide::mesh_sdf::SdfParams::default(),
-        )?)),
-    })
-}
-
 /// Colliders of `head` following `poses` (one per frame, keyed by frame index).
 pub fn head_colliders(head: HeadShape, poses: &[Pose]) -> Colliders {
     let keys: Vec<(f64, Pose)> = poses.iter().enumerate().map(|(i, p)| (i as f64, *p)).collect();

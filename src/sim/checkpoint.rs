@@ -48,7 +48,7 @@ pub fn save(path: &Path, sim: &Simulation, frame: f64) -> Result<()> {
     out.extend_from_slice(bytemuck::cast_slice(&sim.v));
     let crc = crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_le_bytes());
-    tress_formats::atomic::write(path, &out).map_err(|e| crate::groom::files::output_error(path, e))
+    tress_formats::atomic::write(path, &out).map_err(|e| crate::error::output_error(path, e))
 }
 
 /// Whether the checkpoint at `path` was made by a simulation of the same inputs as `sim` (a

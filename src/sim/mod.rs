@@ -10,7 +10,6 @@ pub mod counters;
 pub mod material;
 pub mod model;
 pub mod run;
-pub mod setup;
 pub mod solver;
 pub mod strand;
 pub mod volume;

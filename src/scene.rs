@@ -158,6 +158,21 @@ pub fn head_shape(
     }
 }
 
+/// The head a preview draws or an evaluation measures against: `none`, `sphere` (an ellipsoid
+/// fitted to `roots`), or a mesh / `.sdf` file brought into tress space by `transform` (the
+/// same shapes as [`head_shape`] gives a simulation, without a groom at hand).
+pub fn head_from_spec(spec: &str, roots: &[Vec3], transform: &Transform) -> Result<Option<HeadShape>> {
+    Ok(match spec {
+        "none" => None,
+        "sphere" | "fit" => Some(HeadShape::Procedural(fit_head(roots)?)),
+        file => Some(HeadShape::Grid(head_grid(
+            Path::new(file),
+            transform,
+            &SdfParams::default(),
+        )?)),
+    })
+}
+
 /// The body to put under a head: the named preset, or by default the full body for the
 /// procedural cranium and the head alone otherwise (tress does not know where an arbitrary
 /// head's shoulders are).
