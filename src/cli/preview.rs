@@ -76,7 +76,7 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
         let mut labels = Vec::new();
         for &i in &chosen {
             frames.push(src.read(i)?.into_iter().map(Vec3::from_array).collect::<Vec<_>>());
-            labels.push(format!("F{}", info.frames[i]));
+            labels.push(format!("frame {}", info.frames[i]));
         }
         (info.topology.counts.clone(), frames, labels)
     } else {

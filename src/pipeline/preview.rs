@@ -98,11 +98,7 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
         .collect::<Result<_>>()?;
     let method = &rows[0];
     let cams = cameras(&gt, &opts);
-    let labels: Vec<String> = job
-        .rows
-        .iter()
-        .map(|r| r.key.to_uppercase().replace('_', " "))
-        .collect();
+    let labels: Vec<String> = job.rows.iter().map(|r| r.key.clone()).collect();
     // Compared side by side: a few evenly spaced frames.
     let k = job.preview.compare_frames.clamp(1, frames.len());
     let chosen: Vec<usize> = (0..k)
@@ -156,11 +152,11 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
             label(&mut img, &text);
             img
         };
-        let g = labelled(g, format!("GT F{f}"));
+        let g = labelled(g, format!("ground truth, frame {f}"));
         let pictures: Vec<RgbImage> = pictures
             .into_iter()
             .zip(&labels)
-            .map(|(m, l)| labelled(m, format!("{l} F{f}")))
+            .map(|(m, l)| labelled(m, format!("{l}, frame {f}")))
             .collect();
         let m = pictures[0].clone();
         if let Some(c) = chosen.iter().position(|&x| x == i) {
@@ -171,8 +167,11 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
                 },
                 ..FrameStyle::default()
             };
-            let mut heat = labelled(over(&method[i], &heat_style), format!("{} ERROR F{f}", labels[0]));
-            legend(&mut heat, scale, "CM");
+            let mut heat = labelled(
+                over(&method[i], &heat_style),
+                format!("{} error, frame {f}", labels[0]),
+            );
+            legend(&mut heat, scale, "cm");
             compare.push(g.clone());
             compare.extend(pictures[..shown].iter().cloned());
             compare.push(heat);

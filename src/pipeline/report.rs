@@ -173,13 +173,13 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
             .enumerate()
             .map(|(i, x)| {
                 (
-                    x.key.to_uppercase().replace('_', " "),
+                    x.key.clone(),
                     x.frames.iter().map(|f| (f.frame, f.rmse)).collect(),
                     colours[i % colours.len()],
                 )
             })
             .collect();
-        let img = line_plot(&series, "RMSE PER FRAME", "FRAME", "CM", 720, 320);
+        let img = line_plot(&series, "RMSE per frame", "frame", "RMSE (cm)", 720, 320)?;
         crate::render::save_png(&ctx.out.join("error.png"), &img)?;
         out.push("error.png".to_string());
     }

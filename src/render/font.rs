@@ -1,85 +1,78 @@
-//! A 5 × 7 pixel font for labels on previews (frame numbers, method names): upper-case
-//! letters, digits and a little punctuation; other characters draw as blanks.
+//! Labels on pictures (frame numbers, method names, legends, chart text) in a real typeface:
+//! DejaVu Sans from the `dejavu` crate, rasterized by `ab_glyph` with anti-aliasing, so mixed
+//! case, °, ×, – and other Unicode text read as written. Deterministic: the same text gives the
+//! same pixels on every machine.
 
-use image::{Rgb, RgbImage};
+use std::sync::OnceLock;
 
-/// Rows of each glyph, most significant of the 5 bits on the left.
-fn glyph(c: char) -> [u8; 7] {
-    match c.to_ascii_uppercase() {
-        '0' => [14, 17, 19, 21, 25, 17, 14],
-        '1' => [4, 12, 4, 4, 4, 4, 14],
-        '2' => [14, 17, 1, 2, 4, 8, 31],
-        '3' => [31, 2, 4, 2, 1, 17, 14],
-        '4' => [2, 6, 10, 18, 31, 2, 2],
-        '5' => [31, 16, 30, 1, 1, 17, 14],
-        '6' => [6, 8, 16, 30, 17, 17, 14],
-        '7' => [31, 1, 2, 4, 8, 8, 8],
-        '8' => [14, 17, 17, 14, 17, 17, 14],
-        '9' => [14, 17, 17, 15, 1, 2, 12],
-        'A' => [14, 17, 17, 31, 17, 17, 17],
-        'B' => [30, 17, 17, 30, 17, 17, 30],
-        'C' => [14, 17, 16, 16, 16, 17, 14],
-        'D' => [28, 18, 17, 17, 17, 18, 28],
-        'E' => [31, 16, 16, 30, 16, 16, 31],
-        'F' => [31, 16, 16, 30, 16, 16, 16],
-        'G' => [14, 17, 16, 23, 17, 17, 15],
-        'H' => [17, 17, 17, 31, 17, 17, 17],
-        'I' => [14, 4, 4, 4, 4, 4, 14],
-        'J' => [7, 2, 2, 2, 2, 18, 12],
-        'K' => [17, 18, 20, 24, 20, 18, 17],
-        'L' => [16, 16, 16, 16, 16, 16, 31],
-        'M' => [17, 27, 21, 21, 17, 17, 17],
-        'N' => [17, 17, 25, 21, 19, 17, 17],
-        'O' => [14, 17, 17, 17, 17, 17, 14],
-        'P' => [30, 17, 17, 30, 16, 16, 16],
-        'Q' => [14, 17, 17, 17, 21, 18, 13],
-        'R' => [30, 17, 17, 30, 20, 18, 17],
-        'S' => [15, 16, 16, 14, 1, 1, 30],
-        'T' => [31, 4, 4, 4, 4, 4, 4],
-        'U' => [17, 17, 17, 17, 17, 17, 14],
-        'V' => [17, 17, 17, 17, 17, 10, 4],
-        'W' => [17, 17, 17, 21, 21, 21, 10],
-        'X' => [17, 17, 10, 4, 10, 17, 17],
-        'Y' => [17, 17, 17, 10, 4, 4, 4],
-        'Z' => [31, 1, 2, 4, 8, 16, 31],
-        '-' => [0, 0, 0, 31, 0, 0, 0],
-        '.' => [0, 0, 0, 0, 0, 12, 12],
-        ':' => [0, 12, 12, 0, 12, 12, 0],
-        '/' => [1, 1, 2, 4, 8, 16, 16],
-        '%' => [24, 25, 2, 4, 8, 19, 3],
-        '|' => [4, 4, 4, 4, 4, 4, 4],
-        '+' => [0, 4, 4, 31, 4, 4, 0],
-        '(' => [2, 4, 8, 8, 8, 4, 2],
-        ')' => [8, 4, 2, 2, 2, 4, 8],
-        _ => [0; 7],
-    }
+use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
+use image::RgbImage;
+
+/// Pixel height of the font at `scale` 1 (labels on previews).
+const BASE_PX: f32 = 11.0;
+
+/// The typeface.
+pub fn face() -> &'static FontRef<'static> {
+    static FACE: OnceLock<FontRef<'static>> = OnceLock::new();
+    FACE.get_or_init(|| FontRef::try_from_slice(dejavu::sans::regular()).expect("DejaVu Sans parses"))
+}
+
+/// The raw TrueType bytes of the typeface (for plotters).
+pub fn ttf() -> &'static [u8] {
+    dejavu::sans::regular()
+}
+
+fn px(scale: u32) -> PxScale {
+    PxScale::from(BASE_PX * scale.max(1) as f32)
 }
 
 /// Width in pixels of `text` at `scale`.
 pub fn text_width(text: &str, scale: u32) -> u32 {
-    text.chars().count() as u32 * 6 * scale
+    let f = face().as_scaled(px(scale));
+    let mut w = 0.0;
+    let mut prev = None;
+    for c in text.chars() {
+        let id = f.glyph_id(c);
+        if let Some(p) = prev {
+            w += f.kern(p, id);
+        }
+        w += f.h_advance(id);
+        prev = Some(id);
+    }
+    w.ceil() as u32
 }
 
-/// Draws `text` with its top-left corner at (x, y), each font pixel `scale` × `scale`.
+/// Draws `text` with its top-left corner at (x, y), blending `color` over the image by the
+/// glyphs' coverage.
 pub fn draw_text(img: &mut RgbImage, x: u32, y: u32, text: &str, scale: u32, color: [u8; 3]) {
-    for (i, c) in text.chars().enumerate() {
-        let g = glyph(c);
-        let x0 = x + i as u32 * 6 * scale;
-        for (row, bits) in g.iter().enumerate() {
-            for col in 0..5u32 {
-                if bits & (16 >> col) == 0 {
-                    continue;
-                }
-                for dy in 0..scale {
-                    for dx in 0..scale {
-                        let (px, py) = (x0 + col * scale + dx, y + row as u32 * scale + dy);
-                        if px < img.width() && py < img.height() {
-                            img.put_pixel(px, py, Rgb(color));
-                        }
-                    }
-                }
-            }
+    let font = face();
+    let f = font.as_scaled(px(scale));
+    let baseline = y as f32 + f.ascent();
+    let mut pen = x as f32;
+    let mut prev = None;
+    for c in text.chars() {
+        let id = f.glyph_id(c);
+        if let Some(p) = prev {
+            pen += f.kern(p, id);
         }
+        let glyph = id.with_scale_and_position(px(scale), ab_glyph::point(pen, baseline));
+        pen += f.h_advance(id);
+        prev = Some(id);
+        let Some(outline) = font.outline_glyph(glyph) else {
+            continue;
+        };
+        let b = outline.px_bounds();
+        outline.draw(|gx, gy, coverage| {
+            let (px, py) = (b.min.x as i64 + gx as i64, b.min.y as i64 + gy as i64);
+            if px < 0 || py < 0 || px >= img.width() as i64 || py >= img.height() as i64 {
+                return;
+            }
+            let a = coverage.clamp(0.0, 1.0);
+            let p = img.get_pixel_mut(px as u32, py as u32);
+            for k in 0..3 {
+                p[k] = (p[k] as f32 * (1.0 - a) + color[k] as f32 * a).round() as u8;
+            }
+        });
     }
 }
 
@@ -88,20 +81,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn draws_inside_its_box() {
-        let mut img = RgbImage::new(40, 10);
-        draw_text(&mut img, 1, 1, "F10", 1, [255, 255, 255]);
+    fn draws_inside_its_box_in_a_real_typeface() {
+        let mut img = RgbImage::new(120, 20);
+        draw_text(&mut img, 1, 1, "Frame 10", 1, [255, 255, 255]);
         let lit: Vec<(u32, u32)> = img
             .enumerate_pixels()
             .filter(|(_, _, p)| p[0] > 0)
             .map(|(x, y, _)| (x, y))
             .collect();
         assert!(!lit.is_empty());
+        let w = text_width("Frame 10", 1);
         assert!(
             lit.iter()
-                .all(|&(x, y)| x >= 1 && x < 1 + text_width("F10", 1) && (1..8).contains(&y))
+                .all(|&(x, y)| x >= 1 && x <= 1 + w && (1..16).contains(&y))
         );
-        // Distinct glyphs differ.
-        assert_ne!(glyph('0'), glyph('8'));
+        // Anti-aliased: partial coverage exists.
+        assert!(img.pixels().any(|p| p[0] > 0 && p[0] < 255));
+        // Lower and upper case differ, and the typeface has °, × and –.
+        let ink = |s: &str| {
+            let mut i = RgbImage::new(60, 20);
+            draw_text(&mut i, 0, 0, s, 1, [255, 255, 255]);
+            i.into_raw()
+        };
+        assert_ne!(ink("a"), ink("A"));
+        for c in ['°', '×', '–'] {
+            assert_ne!(face().glyph_id(c).0, 0, "{c} missing");
+            assert!(ink(&c.to_string()).iter().any(|&v| v > 0), "{c} draws nothing");
+        }
     }
 }

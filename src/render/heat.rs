@@ -30,7 +30,7 @@ pub fn legend(img: &mut RgbImage, max: f32, unit: &str) {
     let scale = (h / 200).max(1);
     let bar_h = 6 * scale;
     let (x0, x1) = (w / 10, w * 9 / 10);
-    let y0 = h.saturating_sub(bar_h + 12 * scale);
+    let y0 = h.saturating_sub(bar_h + 15 * scale);
     for x in x0..x1 {
         let c = heat_color((x - x0) as f32 / (x1 - x0) as f32).map(|v| (v.powf(1.0 / 2.2) * 255.0) as u8);
         for y in y0..y0 + bar_h {

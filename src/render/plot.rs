@@ -1,60 +1,30 @@
-//! Small line plots (error per frame) drawn with the preview font, no plotting library.
+//! Line charts (error per frame in reports) drawn by `plotters` on its bitmap backend, with text
+//! in the labels' typeface ([`super::font`], DejaVu Sans).
 
-use image::{Rgb, RgbImage};
+use std::sync::Once;
 
-use super::font::{draw_text, text_width};
+use image::RgbImage;
+use plotters::prelude::*;
+
+use crate::error::{Error, Result};
 
 /// A series: name, points (x, y), colour.
 pub type Series = (String, Vec<(f64, f64)>, [u8; 3]);
 
-fn nice_step(range: f64) -> f64 {
-    let raw = range / 5.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    let m = raw / mag;
-    let nice = if m < 1.5 {
-        1.0
-    } else if m < 3.5 {
-        2.0
-    } else if m < 7.5 {
-        5.0
-    } else {
-        10.0
-    };
-    nice * mag
+/// Registers the typeface under plotters' `sans-serif` family, once.
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, super::font::ttf());
+    });
 }
 
-fn label(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
-    } else if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
+fn chart_error(e: impl std::fmt::Display) -> Error {
+    Error::Runtime(format!("drawing a chart: {e}"))
 }
 
-fn line(img: &mut RgbImage, (x0, y0): (f64, f64), (x1, y1): (f64, f64), c: [u8; 3], thick: i32) {
-    let steps = (x1 - x0).abs().max((y1 - y0).abs()).ceil().max(1.0) as i32;
-    for s in 0..=steps {
-        let t = s as f64 / steps as f64;
-        let (x, y) = (
-            (x0 + t * (x1 - x0)).round() as i32,
-            (y0 + t * (y1 - y0)).round() as i32,
-        );
-        for dy in 0..thick {
-            for dx in 0..thick {
-                let (px, py) = (x + dx, y + dy);
-                if px >= 0 && py >= 0 && (px as u32) < img.width() && (py as u32) < img.height() {
-                    img.put_pixel(px as u32, py as u32, Rgb(c));
-                }
-            }
-        }
-    }
-}
-
-/// A plot of `series` with axes from the data's range (y from 0).
+/// A chart of `series` with axes from the data's range (y from 0), a legend of the series'
+/// names, and its title and axis labels as given (any Unicode text).
 pub fn line_plot(
     series: &[Series],
     title: &str,
@@ -62,17 +32,14 @@ pub fn line_plot(
     y_label: &str,
     width: u32,
     height: u32,
-) -> RgbImage {
-    let mut img = RgbImage::from_pixel(width, height, Rgb([255, 255, 255]));
-    let ink = [40, 40, 40];
-    // Room under the axis for the tick labels, the axis label and one legend line per series.
-    let (left, right, top) = (70.0, width as f64 - 20.0, 30.0);
-    let bottom = height as f64 - 36.0 - 12.0 * series.len() as f64;
-    let pts = series.iter().flat_map(|s| s.1.iter());
+) -> Result<RgbImage> {
+    register_font();
     let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-    for &(x, y) in pts {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
+    for &(x, y) in series.iter().flat_map(|s| s.1.iter()) {
+        if x.is_finite() {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+        }
         if y.is_finite() {
             y1 = y1.max(y);
         }
@@ -83,77 +50,67 @@ pub fn line_plot(
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
-    let ystep = nice_step(if y1 > 0.0 { y1 } else { 1.0 });
-    let y1 = (y1 / ystep).ceil().max(1.0) * ystep;
-    let sx = |x: f64| left + (x - x0) / (x1 - x0) * (right - left);
-    let sy = |y: f64| bottom - y / y1 * (bottom - top);
-    // Grid, ticks, labels.
-    let mut y = 0.0;
-    while y <= y1 + 1e-12 {
-        line(&mut img, (left, sy(y)), (right, sy(y)), [225, 225, 225], 1);
-        let l = label(y);
-        draw_text(
-            &mut img,
-            (left as u32).saturating_sub(text_width(&l, 1) + 6),
-            sy(y) as u32 - 3,
-            &l,
-            1,
-            ink,
-        );
-        y += ystep;
-    }
-    let xstep = nice_step(x1 - x0);
-    let mut x = (x0 / xstep).ceil() * xstep;
-    while x <= x1 + 1e-9 {
-        line(&mut img, (sx(x), bottom), (sx(x), bottom + 4.0), ink, 1);
-        let l = label(x);
-        draw_text(
-            &mut img,
-            (sx(x) as u32).saturating_sub(text_width(&l, 1) / 2),
-            bottom as u32 + 8,
-            &l,
-            1,
-            ink,
-        );
-        x += xstep;
-    }
-    line(&mut img, (left, top), (left, bottom), ink, 1);
-    line(&mut img, (left, bottom), (right, bottom), ink, 1);
-    draw_text(
-        &mut img,
-        (left as u32 + right as u32) / 2 - text_width(x_label, 1) / 2,
-        bottom as u32 + 20,
-        x_label,
-        1,
-        ink,
-    );
-    draw_text(&mut img, 6, 8, y_label, 1, ink);
-    draw_text(&mut img, (width - text_width(title, 2)) / 2, 6, title, 2, ink);
-    // Series and legend.
-    for (k, (name, p, c)) in series.iter().enumerate() {
-        for w in p.windows(2) {
-            if w[0].1.is_finite() && w[1].1.is_finite() {
-                line(
-                    &mut img,
-                    (sx(w[0].0), sy(w[0].1)),
-                    (sx(w[1].0), sy(w[1].1)),
-                    *c,
-                    2,
-                );
-            }
+    let y1 = if y1 > 0.0 { y1 * 1.05 } else { 1.0 };
+    // Frame numbers and other whole numbers label as such.
+    let whole = series.iter().flat_map(|s| s.1.iter()).all(|p| p.0.fract() == 0.0);
+    let x_format = move |x: &f64| {
+        if whole && x.fract() == 0.0 {
+            format!("{x:.0}")
+        } else if whole {
+            String::new()
+        } else {
+            format!("{x}")
         }
-        // Legend: under the axis label.
-        let ly = bottom as u32 + 34 + 12 * k as u32;
-        line(
-            &mut img,
-            (left + 8.0, ly as f64 + 3.0),
-            (left + 23.0, ly as f64 + 3.0),
-            *c,
-            2,
-        );
-        draw_text(&mut img, left as u32 + 28, ly, name, 1, ink);
+    };
+    let mut buf = vec![255u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(38)
+            .y_label_area_size(56)
+            .build_cartesian_2d(x0..x1, 0.0..y1)
+            .map_err(chart_error)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc(y_label)
+            .label_style(("sans-serif", 12))
+            .x_label_formatter(&x_format)
+            .axis_desc_style(("sans-serif", 13))
+            .light_line_style(RGBColor(238, 238, 238))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .draw()
+            .map_err(chart_error)?;
+        for (name, points, c) in series {
+            let colour = RGBColor(c[0], c[1], c[2]);
+            chart
+                .draw_series(LineSeries::new(
+                    points
+                        .iter()
+                        .copied()
+                        .filter(|p| p.0.is_finite() && p.1.is_finite()),
+                    colour.stroke_width(2),
+                ))
+                .map_err(chart_error)?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2)));
+        }
+        if !series.is_empty() {
+            chart
+                .configure_series_labels()
+                .label_font(("sans-serif", 12))
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(180, 180, 180))
+                .position(SeriesLabelPosition::UpperRight)
+                .draw()
+                .map_err(chart_error)?;
+        }
+        root.present().map_err(chart_error)?;
     }
-    img
+    RgbImage::from_raw(width, height, buf).ok_or_else(|| chart_error("buffer size"))
 }
 
 #[cfg(test)]
@@ -163,15 +120,28 @@ mod tests {
     #[test]
     fn series_land_where_their_values_say() {
         let s = vec![("A".to_string(), vec![(0.0, 0.0), (10.0, 1.0)], [255, 0, 0])];
-        let img = line_plot(&s, "T", "FRAME", "CM", 400, 300);
-        // The line rises from the bottom-left corner of the plot area to the top-right.
-        let red = |x: u32, y: u32| {
-            (y.saturating_sub(3)..y + 4)
-                .any(|yy| img.get_pixel(x, yy.min(299))[0] == 255 && img.get_pixel(x, yy.min(299))[1] == 0)
-        };
-        assert!(red(72, 255));
-        assert!(red(378, 30));
-        assert_eq!(nice_step(10.0), 2.0);
-        assert_eq!(nice_step(0.3), 0.05);
+        let img = line_plot(&s, "RMSE per frame – 2 × 3°", "frame", "cm", 400, 300).unwrap();
+        // Pure red pixels: the series (the legend's sample is short and sits top right).
+        let red: Vec<(u32, u32)> = img
+            .enumerate_pixels()
+            .filter(|(_, _, p)| p[0] > 200 && p[1] < 60 && p[2] < 60)
+            .map(|(x, y, _)| (x, y))
+            .collect();
+        let left = red.iter().min_by_key(|p| p.0).unwrap();
+        let right = red.iter().filter(|p| p.1 > 60).max_by_key(|p| p.0).unwrap();
+        // The line rises from the lower left to the upper right of the plot area.
+        assert!(right.0 - left.0 > 250, "{left:?} {right:?}");
+        assert!(left.1 > right.1 + 150, "{left:?} {right:?}");
+        // Text was drawn (dark anti-aliased ink in the title band).
+        let title_ink = (0..400)
+            .flat_map(|x| (0..28).map(move |y| (x, y)))
+            .filter(|&(x, y)| img.get_pixel(x, y)[0] < 128)
+            .count();
+        assert!(title_ink > 100, "{title_ink}");
+        // The same chart twice is the same pixels.
+        assert_eq!(
+            img,
+            line_plot(&s, "RMSE per frame – 2 × 3°", "frame", "cm", 400, 300).unwrap()
+        );
     }
 }
