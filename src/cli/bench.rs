@@ -20,7 +20,7 @@ pub enum BenchName {
     /// Simulation speed (particle-steps/s, s/frame) for 1 and 2 threads: straight.hair and a
     /// procedural straight groom of --strands strands (default 16,000 × 25).
     Sim,
-    /// Reduced-model cost per frame (001 §7.3): 150K strands × 25 points from 400 guides —
+    /// Reduced-model cost per frame: 150K strands × 25 points from 400 guides —
     /// adaptive grouping, interpolation, two-way correction — beside static skinning and IDW.
     Upsample,
 }

@@ -157,6 +157,13 @@ mod tests {
                 } else if paper(&help) {
                     problems.push(format!("{here} --{id}: paper reference: {help}"));
                 }
+                for v in arg.get_possible_values() {
+                    if let Some(h) = v.get_help().map(|h| h.to_string())
+                        && paper(&h)
+                    {
+                        problems.push(format!("{here} --{id} {}: paper reference: {h}", v.get_name()));
+                    }
+                }
             }
             for sub in cmd.get_subcommands() {
                 if sub.get_about().is_none() {
@@ -170,6 +177,95 @@ mod tests {
         assert!(problems.is_empty(), "{}", problems.join("\n"));
     }
 
+    /// The synopsis at the top of the book's command-line chapter lists, for every command, the
+    /// options `--help` has, and nothing else.
+    #[test]
+    fn the_book_synopsis_matches_the_help() {
+        let book = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/book/src/cli.md")).unwrap();
+        let block = book
+            .split("```text\n")
+            .nth(1)
+            .unwrap()
+            .split("```")
+            .next()
+            .unwrap();
+        // Join continuation lines to their command.
+        let mut entries: Vec<String> = Vec::new();
+        for line in block.lines() {
+            if let Some(rest) = line.strip_prefix("tress ") {
+                entries.push(rest.to_string());
+            } else if let Some(last) = entries.last_mut() {
+                last.push(' ');
+                last.push_str(line.trim());
+            }
+        }
+        let root = super::Cli::command();
+        let mut problems = Vec::new();
+        // Options per command path, over every synopsis line of that command.
+        let mut book_options: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+            Default::default();
+        for e in &entries {
+            let mut cmd = &root;
+            let mut path = Vec::new();
+            for w in e.split_whitespace() {
+                match cmd.find_subcommand(w) {
+                    Some(c) => {
+                        cmd = c;
+                        path.push(w);
+                    }
+                    None => break,
+                }
+            }
+            let opts = book_options.entry(path.join(" ")).or_default();
+            for t in e.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+                if t == "-o" {
+                    opts.insert("output".into());
+                } else if t.starts_with("--") && t.len() > 2 {
+                    opts.insert(t.trim_start_matches("--").to_string());
+                }
+            }
+        }
+        for (path, in_book) in &book_options {
+            let mut cmd = &root;
+            for w in path.split_whitespace() {
+                cmd = cmd.find_subcommand(w).unwrap();
+            }
+            let in_help: std::collections::BTreeSet<String> = cmd
+                .get_arguments()
+                .filter(|a| !a.is_hide_set())
+                .filter_map(|a| a.get_long().map(str::to_string))
+                .filter(|l| !["help", "version", "verbose"].contains(&l.as_str()))
+                .collect();
+            for o in in_book.difference(&in_help) {
+                problems.push(format!(
+                    "tress {path}: the book lists --{o}, which --help does not have"
+                ));
+            }
+            for o in in_help.difference(in_book) {
+                problems.push(format!("tress {path}: --{o} is missing from the book"));
+            }
+        }
+        let documented: std::collections::BTreeSet<String> = book_options.keys().cloned().collect();
+        // Every runnable command is in the synopsis.
+        fn leaves(c: &clap::Command, path: &str, out: &mut Vec<String>) {
+            let subs: Vec<&clap::Command> = c.get_subcommands().filter(|s| s.get_name() != "help").collect();
+            if subs.is_empty() {
+                out.push(path.trim().to_string());
+            }
+            for s in subs {
+                leaves(s, &format!("{path} {}", s.get_name()), out);
+            }
+        }
+        let mut all = Vec::new();
+        leaves(&root, "", &mut all);
+        for c in all {
+            if !documented.contains(&c) {
+                problems.push(format!("tress {c} is missing from the book's synopsis"));
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
     /// "001 §6", "(000)", "Eq. 4", "Alg. 2": references to the source papers.
     fn regex_free_paper_ref(s: &str) -> bool {
         let b = s.as_bytes();
@@ -177,7 +273,7 @@ mod tests {
             b[i] == b'0'
                 && b[i + 1] == b'0'
                 && (b'0'..=b'4').contains(&b[i + 2])
-                && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+                && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b',' || b[i - 1] == b'.'))
                 && b.get(i + 3).is_none_or(|c| !c.is_ascii_alphanumeric())
         });
         paper_number || s.contains('§') || s.contains("Eq.") || s.contains("Alg.")

@@ -27,7 +27,7 @@ pub enum SkinningCommand {
 pub enum SelectionArg {
     /// Evenly over the scalp by root UV.
     Lattice,
-    /// Sparse coding of the training motion (001 §6.3, Eq. 9–10), from the lattice.
+    /// Sparse coding of the training motion, from the lattice.
     Sparse,
 }
 

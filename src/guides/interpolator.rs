@@ -28,8 +28,8 @@ pub enum Method {
     /// Fitted skinning choosing each strand's guide set every frame from how the guides move
     /// and where the solids are.
     Adaptive,
-    /// Per-particle weights over the 4 × 4 guide neighbourhood predicted by a trained network
-    /// (000); its guides are the model's uv-grid guides.
+    /// Per-particle weights over the 4 × 4 guide neighbourhood predicted by a trained network;
+    /// its guides are the model's uv-grid guides.
     Neural,
 }
 

@@ -17,7 +17,7 @@ use super::model::{AltitudeKind, Pin, StrandModel, altitude_fade, edge_edge, poi
 pub enum Integrator {
     /// Forward (explicit) Euler: x += h v, then v += h a. Needs very small steps.
     Explicit,
-    /// Symplectic Euler: v += h a, then x += h v (004). Needs small steps.
+    /// Symplectic Euler: v += h a, then x += h v (the student project's integrator). Needs small steps.
     Symplectic,
     /// Linearized backward Euler: stable with one or a few steps per frame.
     Implicit,
