@@ -151,3 +151,66 @@ fn usd_caches_read_identically_in_pixars_library() {
     assert!(common::stderr(&o).contains(".usda"), "{}", common::stderr(&o));
     assert!(!dir.join("x.usdc").exists());
 }
+
+/// Blender 5 imports the USD cache as hair curves with every point in place (object space,
+/// the Y-up stage turned by the object's rotation), at the first and the last frame. Needs a
+/// python with Blender's `bpy` (`../shared/tools/setup.sh --with-blender`) in
+/// TRESS_BLENDER_PYTHON; reports itself skipped without one.
+#[test]
+fn blender_imports_usd_caches_as_hair_curves() {
+    let Some(bpy) = std::env::var_os("TRESS_BLENDER_PYTHON") else {
+        eprintln!(
+            "skipped blender_imports_usd_caches_as_hair_curves: TRESS_BLENDER_PYTHON (a python with bpy) is not set"
+        );
+        return;
+    };
+    let dir = common::temp_dir("usd-blender");
+    let (usda, tc) = (dir.join("c.usda"), dir.join("c.tcache"));
+    let o = common::tress(&[
+        "simulate",
+        "--groom",
+        "wavy",
+        "--strands",
+        "120",
+        "--motion",
+        "turn",
+        "--frames",
+        "1001-1006",
+        "-o",
+        usda.to_str().unwrap(),
+        "-o",
+        tc.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/blender_usd_import.py");
+    let o = Command::new(bpy).arg(script).arg(&usda).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let v: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(v["frame_start"], 1001);
+    assert_eq!(v["frame_end"], 1006);
+    let mut r = tress::formats::tcache::TcacheReader::open(&tc).unwrap();
+    for (obj, frame) in v["objects"].as_array().unwrap().iter().zip([0, 5]) {
+        assert_eq!(obj["type"], "CURVES", "{obj}");
+        assert_eq!(obj["curves"], 120);
+        let p = r.frame(frame).unwrap();
+        let mut h = <sha2::Sha256 as sha2::Digest>::new();
+        for q in &p {
+            for c in q {
+                sha2::Digest::update(&mut h, c.to_le_bytes());
+            }
+        }
+        let hex: String = sha2::Digest::finalize(h)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(obj["hash_object_space"], hex[..16], "frame {frame}");
+        let names: Vec<&str> = obj["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(names.contains(&"st") && names.contains(&"velocity"), "{names:?}");
+    }
+}
