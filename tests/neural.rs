@@ -164,6 +164,15 @@ fn a_resumed_run_equals_an_uninterrupted_one_and_models_round_trip() {
     for s in 0..g.strand_count() {
         let p = g.offsets()[s];
         assert!(o1[p].distance(full[p]) < 1e-3, "strand {s} root moved");
+        // Every strand keeps its rest length, segment by segment (the groom's own rest).
+        let (rest, now) = (g.strand(s), &o1[p..g.offsets()[s + 1]]);
+        for i in 1..rest.len() {
+            let (a, b) = (rest[i].distance(rest[i - 1]), now[i].distance(now[i - 1]));
+            assert!(
+                (a - b).abs() <= 1e-4 * a.max(1.0),
+                "strand {s} segment {i}: {b} vs rest {a}"
+            );
+        }
     }
     // Corrupt files are errors, not panics.
     let bytes = std::fs::read(&path).unwrap();

@@ -9,6 +9,7 @@ pub mod frames;
 pub mod idw;
 pub mod interpolator;
 pub mod layout;
+pub mod length;
 pub mod nearest;
 pub mod project;
 pub mod select;

@@ -1,7 +1,8 @@
 //! The neural interpolator behind the upsampling seam: each frame, the guides go onto the uv grid,
 //! W_θ predicts ω (000 Eq. 2), L blends the 16 neighbourhood guides (Eq. 3), and the grid comes
 //! back to the groom's strands ([`crate::neural::grid::UvGrid::scatter`]). The rest features are
-//! computed once. Guides keep their simulated positions.
+//! computed once. Guides keep their simulated positions; every other strand gets its rest segment
+//! lengths back by follow-the-leader ([`crate::guides::length`]).
 
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,8 @@ pub struct NeuralInterpolator<B: Backend = Cpu> {
     /// time [`Interpolator::weights`] asks for it.
     last: Option<Tensor<B, 5>>,
     last_weights: std::sync::OnceLock<Vec<f32>>,
+    /// Rest segment lengths per particle (inextensibility after the transfer back).
+    segments: Vec<f32>,
     time: Duration,
 }
 
@@ -54,7 +57,6 @@ impl<B: Backend> NeuralInterpolator<B> {
         let rest_t = Tensor::<B, 5>::from_data(TensorData::new(rest, [1, n, n, w, 3]), &dev);
         let rest = net.rest_features(channels_first(rest_t));
         Ok(NeuralInterpolator {
-            layout,
             grid,
             net,
             rest,
@@ -62,6 +64,8 @@ impl<B: Backend> NeuralInterpolator<B> {
             guide_slots,
             last: None,
             last_weights: std::sync::OnceLock::new(),
+            segments: crate::guides::length::rest_segments(&layout.rest, &layout.counts),
+            layout,
             time: Duration::ZERO,
         })
     }
@@ -126,9 +130,11 @@ where
             .chunks_exact(3)
             .map(|p| self.grid.from_net([p[0], p[1], p[2]]))
             .collect();
-        let grid = &self.grid;
-        self.layout
-            .fill(frame.guides, out, |s, dst| grid.scatter_strand(s, &cells, dst));
+        let (grid, segments, offsets) = (&self.grid, &self.segments, &self.layout.offsets);
+        self.layout.fill(frame.guides, out, |s, dst| {
+            grid.scatter_strand(s, &cells, dst);
+            crate::guides::length::keep_lengths(dst, &segments[offsets[s]..offsets[s + 1]]);
+        });
         self.time += t0.elapsed();
         Ok(())
     }
