@@ -19,20 +19,12 @@ use tress::formats::alembic::schema::polymesh::PolyMeshReader;
 use tress::formats::alembic::schema::xform::XformReader;
 use tress::groom::{GroomParams, Style, generate};
 
-fn python(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("TRESS_REFCHECK_PYTHON") {
-        Some(p) if Path::new(&p).exists() => Some(PathBuf::from(p)),
-        _ => {
-            eprintln!("skipped {test}: TRESS_REFCHECK_PYTHON (a python with alembic3d) is not set");
-            None
-        }
-    }
+fn python(test: &str) -> PathBuf {
+    common::ref_python(test)
 }
 
-fn tools(test: &str) -> Option<PathBuf> {
-    common::data_dir(test)
-        .map(|d| d.join("../tools"))
-        .filter(|t| t.is_dir())
+fn tools(test: &str) -> PathBuf {
+    common::tools_dir(test)
 }
 
 fn dump(py: &Path, file: &Path) -> Value {
@@ -80,10 +72,9 @@ fn frames(rest: &[glam::Vec3], n: usize) -> Vec<Vec<[f32; 3]>> {
 }
 
 #[test]
+#[ignore = "needs the shared data and the reference python (TRESS_REFCHECK_PYTHON); run with --include-ignored, as .ci/run does"]
 fn tress_caches_read_identically_in_the_official_library() {
-    let Some(py) = python("tress_caches_read_identically_in_the_official_library") else {
-        return;
-    };
+    let py = python("tress_caches_read_identically_in_the_official_library");
     let dir = common::temp_dir("abc-interop-write");
     // TRESS_INTEROP_SIZE=STRANDSxPOINTSxFRAMES scales the check up (the acceptance run uses
     // 10000x25x100); the default keeps CI quick.
@@ -229,7 +220,8 @@ fn tress_caches_read_identically_in_the_official_library() {
     }
 
     // The project's own checker (official library) finds no problems.
-    if let Some(t) = tools("abc_inspect") {
+    {
+        let t = tools("abc_inspect");
         let out = Command::new(&py)
             .arg(t.join("abc_inspect.py"))
             .arg(&path)
@@ -368,13 +360,10 @@ fn compare_with_official(py: &Path, file: &Path) {
 }
 
 #[test]
+#[ignore = "needs the shared data and the reference python (TRESS_REFCHECK_PYTHON); run with --include-ignored, as .ci/run does"]
 fn official_library_files_read_identically_in_tress() {
-    let Some(py) = python("official_library_files_read_identically_in_tress") else {
-        return;
-    };
-    let Some(t) = tools("official_library_files_read_identically_in_tress") else {
-        return;
-    };
+    let py = python("official_library_files_read_identically_in_tress");
+    let t = tools("official_library_files_read_identically_in_tress");
     let dir = common::temp_dir("abc-interop-read");
     for basis in ["linear", "bspline", "catmullrom", "bezier"] {
         let f = dir.join(format!("{basis}.abc"));
@@ -409,13 +398,10 @@ fn official_library_files_read_identically_in_tress() {
 }
 
 #[test]
+#[ignore = "needs the shared data and the reference python (TRESS_REFCHECK_PYTHON); run with --include-ignored, as .ci/run does"]
 fn dcc_files_read_identically_in_tress() {
-    let Some(py) = python("dcc_files_read_identically_in_tress") else {
-        return;
-    };
-    let Some(d) = common::data_dir("dcc_files_read_identically_in_tress") else {
-        return;
-    };
+    let py = python("dcc_files_read_identically_in_tress");
+    let d = common::data_dir("dcc_files_read_identically_in_tress").expect("data");
     for entry in std::fs::read_dir(d.join("alembic")).unwrap() {
         let f = entry.unwrap().path();
         if f.file_name().unwrap() == "Example.abc" {
@@ -426,10 +412,9 @@ fn dcc_files_read_identically_in_tress() {
 }
 
 #[test]
+#[ignore = "needs the shared data (TRESS_DATA); run with --include-ignored, as .ci/run does"]
 fn dcc_files_open_with_the_manifest_facts() {
-    let Some(d) = common::data_dir("dcc_files_open_with_the_manifest_facts") else {
-        return;
-    };
+    let d = common::data_dir("dcc_files_open_with_the_manifest_facts").expect("data");
     let a = d.join("alembic");
     // MANIFEST: singleCurve.abc 1 curve × 16 points, 120 samples at 24 fps.
     let r = AbcReader::open(a.join("singleCurve.abc")).unwrap();
@@ -480,10 +465,9 @@ fn dcc_files_open_with_the_manifest_facts() {
 }
 
 #[test]
+#[ignore = "needs the shared data and the reference python (TRESS_REFCHECK_PYTHON); run with --include-ignored, as .ci/run does"]
 fn damaged_archives_fail_cleanly() {
-    let Some(t) = tools("damaged_archives_fail_cleanly") else {
-        return;
-    };
+    let t = tools("damaged_archives_fail_cleanly");
     for entry in std::fs::read_dir(t.join("corrupt")).unwrap() {
         let f = entry.unwrap().path();
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
@@ -525,12 +509,11 @@ fn convert_between_alembic_and_groom_formats() {
 /// (the official library inside Maya, Houdini, Blender, XGen, PyAlembic) stored: digests,
 /// property hashes and the hierarchy hashes are computed exactly as the library does.
 #[test]
+#[ignore = "needs the shared data and the reference python (TRESS_REFCHECK_PYTHON); run with --include-ignored, as .ci/run does"]
 fn copies_reproduce_the_official_hashes() {
     use tress::formats::alembic::abc::copy::copy_archive;
     use tress::formats::alembic::abc::write::{ArchiveInfo, OArchive};
-    let Some(t) = tools("copies_reproduce_the_official_hashes") else {
-        return;
-    };
+    let t = tools("copies_reproduce_the_official_hashes");
     let d = t.join("../data/alembic");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&d)
         .unwrap()

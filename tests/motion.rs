@@ -11,10 +11,9 @@ use tress::motion::Pose;
 use tress::motion::sources;
 
 #[test]
+#[ignore = "needs the shared data (TRESS_DATA); run with --include-ignored, as .ci/run does"]
 fn cesium_man_neck_joint_has_two_seconds_of_motion() {
-    let Some(d) = common::data_dir("cesium_man_neck_joint_has_two_seconds_of_motion") else {
-        return;
-    };
+    let d = common::data_dir("cesium_man_neck_joint_has_two_seconds_of_motion").expect("data");
     let (track, report) = sources::from_gltf(
         &d.join("animation/CesiumMan.glb"),
         Some("Skeleton_neck_joint_1"),
@@ -57,10 +56,9 @@ fn cesium_man_neck_joint_has_two_seconds_of_motion() {
 }
 
 #[test]
+#[ignore = "needs the shared data (TRESS_DATA); run with --include-ignored, as .ci/run does"]
 fn rigidly_moving_meshes_give_back_their_motion() {
-    let Some(d) = common::data_dir("rigidly_moving_meshes_give_back_their_motion") else {
-        return;
-    };
+    let d = common::data_dir("rigidly_moving_meshes_give_back_their_motion").expect("data");
     // The topology and rest shape of Maya's nCloth plane (MVPCloth.abc), moved rigidly.
     let src = Archive::open(d.join("alembic/MVPCloth.abc")).unwrap();
     let obj = src
@@ -121,10 +119,9 @@ fn rigidly_moving_meshes_give_back_their_motion() {
 }
 
 #[test]
+#[ignore = "needs the shared data (TRESS_DATA); run with --include-ignored, as .ci/run does"]
 fn xform_tracks_follow_the_alembic_transform() {
-    let Some(t) = common::data_dir("xform_tracks").map(|d| d.join("../tools")) else {
-        return;
-    };
+    let t = common::tools_dir("xform_tracks");
     // ref_curves.abc: /groom translates by (0, 0.1 f, 0) at frame 1 + f.
     let (track, _) = sources::from_abc_xform(&t.join("ref_curves.abc"), Some("/groom")).unwrap();
     for f in 0..4 {

@@ -10,16 +10,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn setup(test: &str) -> Option<(PathBuf, PathBuf)> {
-    let py = match std::env::var_os("TRESS_REFCHECK_PYTHON") {
-        Some(p) if Path::new(&p).exists() => PathBuf::from(p),
-        _ => {
-            eprintln!("skipped {test}: TRESS_REFCHECK_PYTHON (the reference python) is not set");
-            return None;
-        }
-    };
-    let tools = common::data_dir(test)?.join("../tools");
-    tools.is_dir().then_some((py, tools))
+fn setup(test: &str) -> (PathBuf, PathBuf) {
+    (common::ref_python(test), common::tools_dir(test))
 }
 
 fn inspect(py: &Path, tool: &Path, args: &[&str]) -> Value {
@@ -36,11 +28,9 @@ fn inspect(py: &Path, tool: &Path, args: &[&str]) -> Value {
 }
 
 #[test]
-#[ignore = "needs TRESS_REFCHECK_PYTHON with usd-core and the shared tools (.ci/run runs ignored tests)"]
+#[ignore = "needs the shared data and the reference python (TRESS_REFCHECK_PYTHON); run with --include-ignored, as .ci/run does"]
 fn usd_caches_read_identically_in_pixars_library() {
-    let Some((py, tools)) = setup("usd_caches_read_identically_in_pixars_library") else {
-        panic!("usd-core or the shared tools are missing");
-    };
+    let (py, tools) = setup("usd_caches_read_identically_in_pixars_library");
     let dir = common::temp_dir("usd-interop");
     let (abc, usda, tc) = (dir.join("c.abc"), dir.join("c.usda"), dir.join("c.tcache"));
     let o = common::tress(&[
@@ -155,15 +145,15 @@ fn usd_caches_read_identically_in_pixars_library() {
 /// Blender 5 imports the USD cache as hair curves with every point in place (object space,
 /// the Y-up stage turned by the object's rotation), at the first and the last frame. Needs a
 /// python with Blender's `bpy` (`../shared/tools/setup.sh --with-blender`) in
-/// TRESS_BLENDER_PYTHON; reports itself skipped without one.
+/// TRESS_BLENDER_PYTHON.
 #[test]
+#[ignore = "needs Blender's bpy (TRESS_BLENDER_PYTHON); run with --include-ignored, as .ci/run does"]
 fn blender_imports_usd_caches_as_hair_curves() {
-    let Some(bpy) = std::env::var_os("TRESS_BLENDER_PYTHON") else {
-        eprintln!(
-            "skipped blender_imports_usd_caches_as_hair_curves: TRESS_BLENDER_PYTHON (a python with bpy) is not set"
-        );
-        return;
-    };
+    let bpy = common::tool_from_env(
+        "blender_imports_usd_caches_as_hair_curves",
+        "TRESS_BLENDER_PYTHON",
+        "a python with Blender's bpy",
+    );
     let dir = common::temp_dir("usd-blender");
     let (usda, tc) = (dir.join("c.usda"), dir.join("c.tcache"));
     let o = common::tress(&[

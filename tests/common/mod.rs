@@ -4,14 +4,47 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The shared data folder from `TRESS_DATA`, or `None` (and a note on stderr) when unset.
+/// What a test that needs data or a reference tool says when it is missing. Such tests are
+/// `#[ignore]`d (plain `cargo test` lists them as ignored); `.ci/run` and the README's command
+/// run them with `--include-ignored`, where a missing input is a failure, never a silent pass.
+fn missing(test: &str, what: &str) -> ! {
+    panic!("{test} needs {what}; it is an ignored test, run where that is available (.ci/run sets it up)")
+}
+
+/// The shared data folder from `TRESS_DATA` (a failure when unset).
 pub fn data_dir(test: &str) -> Option<PathBuf> {
     match std::env::var_os("TRESS_DATA") {
         Some(d) if Path::new(&d).is_dir() => Some(PathBuf::from(d)),
-        _ => {
-            eprintln!("skipped {test}: TRESS_DATA is not set to the shared data folder");
-            None
-        }
+        _ => missing(test, "TRESS_DATA set to the shared data folder"),
+    }
+}
+
+/// The shared tools folder (`../shared/tools`, beside the data).
+pub fn tools_dir(test: &str) -> PathBuf {
+    let t = data_dir(test).expect("data").join("../tools");
+    if !t.is_dir() {
+        missing(test, "the shared tools folder beside TRESS_DATA");
+    }
+    t
+}
+
+/// The reference Python (official Alembic library, usd-core, plyfile) from
+/// `TRESS_REFCHECK_PYTHON` (a failure when unset).
+pub fn ref_python(test: &str) -> PathBuf {
+    match std::env::var_os("TRESS_REFCHECK_PYTHON") {
+        Some(p) if Path::new(&p).exists() => PathBuf::from(p),
+        _ => missing(
+            test,
+            "TRESS_REFCHECK_PYTHON (a python with alembic3d and usd-core)",
+        ),
+    }
+}
+
+/// An executable named by an environment variable (a failure when unset).
+pub fn tool_from_env(test: &str, var: &str, what: &str) -> PathBuf {
+    match std::env::var_os(var) {
+        Some(p) if Path::new(&p).exists() => PathBuf::from(p),
+        _ => missing(test, &format!("{var} ({what})")),
     }
 }
 
