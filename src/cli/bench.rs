@@ -20,6 +20,9 @@ pub enum BenchName {
     /// Simulation speed (particle-steps/s, s/frame) for 1 and 2 threads: straight.hair and a
     /// procedural straight groom of --strands strands (default 16,000 × 25).
     Sim,
+    /// Neural interpolator cost: set-up, first frame and steady state per frame beside IDW on
+    /// the same guides, and training steps (--config, default interp_small), --strands strands.
+    Neural,
     /// Reduced-model cost per frame: 150K strands × 25 points from 400 guides —
     /// adaptive grouping, interpolation, two-way correction — beside static skinning and IDW.
     Upsample,
@@ -32,7 +35,7 @@ pub struct BenchArgs {
     /// The shared data folder (default: $TRESS_DATA).
     #[arg(long)]
     pub data: Option<PathBuf>,
-    /// Timed runs per case (the best is reported).
+    /// Timed runs per case (the best is reported); neural: training steps timed.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
     /// Print the result as JSON on standard output (errors too: {"error", "exit_code"}).
@@ -53,12 +56,15 @@ pub struct BenchArgs {
     /// upsample: guide strands.
     #[arg(long, default_value_t = 400)]
     pub guides: usize,
-    /// upsample: worker threads.
+    /// upsample, neural: worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// abc: keep the written archive at this path.
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// neural: the training config (a preset name or TOML file) [default: interp_small].
+    #[arg(long)]
+    pub config: Option<String>,
 }
 
 fn data_dir(a: &BenchArgs) -> Result<PathBuf> {
@@ -128,6 +134,36 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                     c.codec, c.bytes, c.ratio, c.encode_mb_per_s, c.decode_mb_per_s, c.max_error
                 );
             }
+            Ok(())
+        }
+        BenchName::Neural => {
+            let config = a.config.as_deref().unwrap_or("interp_small");
+            let r = bench::neural::run(config, a.strands, a.threads, a.frames, a.runs)?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+                return Ok(());
+            }
+            println!(
+                "{}: {} strands × {} points; grid {}² (stride {}, {} particles), {} guides; {} threads, {} frames",
+                r.config, r.strands, r.points, r.grid, r.stride, r.grid_points, r.guides, r.threads, r.frames
+            );
+            println!("{:<44} {:>10.1}", "set-up (grid, rest features), ms", r.setup_ms);
+            println!("{:<44} {:>10.1}", "first frame, ms", r.first_frame_ms);
+            println!("{:<44} {:>10.1}", "neural, ms per frame (steady)", r.neural_ms);
+            println!(
+                "{:<44} {:>10.1}",
+                "IDW on the same guides, ms per frame", r.idw_ms
+            );
+            println!("{:<44} {:>10.1}", "neural / IDW", r.neural_over_idw);
+            println!(
+                "{:<44} {:>10.1}",
+                "training, first step, ms", r.train_first_step_ms
+            );
+            println!(
+                "{:<44} {:>10.1}",
+                format!("training, ms per step (mean of {})", r.train_steps),
+                r.train_step_ms
+            );
             Ok(())
         }
         BenchName::Upsample => {

@@ -1,0 +1,157 @@
+//! `tress bench neural`: what the neural interpolator costs on this machine, beside IDW on the
+//! same guides in the same run. The groom is the procedural straight preset; the guides swing
+//! about their roots with phases that vary over the scalp. The network is freshly initialised
+//! (its cost does not depend on its weights). Reported apart: the set-up (grid, rest features),
+//! the first frame (allocation, warm-up), the steady state per frame, and training steps of the
+//! config (first step apart) on frames of the same motion.
+
+use std::time::Instant;
+
+use burn::backend::{Autodiff, Flex, flex::FlexDevice};
+use glam::{Quat, Vec3};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::groom::{Groom, Transform};
+use crate::guides::{FixedWeights, GuideFrame, Interpolator};
+use crate::motion::Pose;
+use crate::neural::data::GridFrames;
+use crate::neural::grid::UvGrid;
+use crate::neural::interp::NeuralInterpolator;
+use crate::neural::interp::train::{InterpConfig, init_net, train};
+use crate::scene::load_groom;
+
+#[derive(Debug, Serialize)]
+pub struct NeuralBench {
+    pub config: String,
+    pub strands: usize,
+    pub points: usize,
+    /// Grid side, guide stride, particles per grid strand.
+    pub grid: usize,
+    pub stride: usize,
+    pub grid_points: usize,
+    pub guides: usize,
+    pub threads: usize,
+    pub frames: usize,
+    /// Building the interpolator: grid, layout, rest features (ms).
+    pub setup_ms: f64,
+    /// The first frame (ms), apart from the steady state.
+    pub first_frame_ms: f64,
+    /// Steady state, mean over the timed frames (ms per frame).
+    pub neural_ms: f64,
+    /// IDW from the same guides, 10 neighbours (ms per frame).
+    pub idw_ms: f64,
+    pub neural_over_idw: f64,
+    /// Training: the first step, and the mean of the next ones (ms per step, batch of the
+    /// config), Flex CPU backend.
+    pub train_first_step_ms: f64,
+    pub train_step_ms: f64,
+    pub train_steps: usize,
+}
+
+/// The whole groom at time `t`: every strand turned about its root, phases varying over the
+/// scalp.
+fn swing(groom: &Groom, t: f32, out: &mut Vec<Vec3>) {
+    out.clear();
+    for s in groom.strands() {
+        let r = s[0];
+        let q = Quat::from_rotation_x(0.5 * (0.6 * t + 0.1 * r.x).sin())
+            * Quat::from_rotation_z(0.3 * (0.4 * t + 0.1 * r.z).cos());
+        out.extend(s.iter().map(|p| r + q * (*p - r)));
+    }
+}
+
+/// Runs the benchmark on `threads` threads with the training config `config`: `frames` timed
+/// frames after the first, and `train_steps` training steps after the first.
+pub fn run(
+    config: &str,
+    strands: usize,
+    threads: usize,
+    frames: usize,
+    train_steps: usize,
+) -> Result<NeuralBench> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
+    pool.install(|| {
+        let mut cfg = InterpConfig::load(config)?;
+        let groom = load_groom("straight", &Transform::default(), Some(strands))?.groom;
+        let dev = FlexDevice;
+        let t = Instant::now();
+        let mut neural = NeuralInterpolator::<Flex>::new(&groom, &cfg, init_net::<Flex>(&cfg, &dev), dev)?;
+        let setup_ms = t.elapsed().as_secs_f64() * 1e3;
+        let guides = neural.guide_strands().to_vec();
+        let mut idw = FixedWeights::idw(&groom, &guides, 10)?;
+        let pose = Pose::default();
+        let mut full = Vec::new();
+        let mut out = vec![Vec3::ZERO; groom.point_count()];
+        let step =
+            |m: &mut dyn Interpolator, f: usize, full: &mut Vec<Vec3>, out: &mut [Vec3]| -> Result<f64> {
+                swing(&groom, f as f32 * 0.25, full);
+                let g = m.layout().extract(full);
+                let frame = GuideFrame {
+                    frame: f as f64,
+                    time: f as f64 / 24.0,
+                    guides: &g,
+                    pose: &pose,
+                    colliders: None,
+                };
+                let t = Instant::now();
+                m.interpolate(&frame, out)?;
+                Ok(t.elapsed().as_secs_f64() * 1e3)
+            };
+        let first_frame_ms = step(&mut neural, 0, &mut full, &mut out)?;
+        let (mut n_ms, mut i_ms) = (0.0, 0.0);
+        step(&mut idw, 0, &mut full, &mut out)?;
+        for f in 1..=frames.max(1) {
+            n_ms += step(&mut neural, f, &mut full, &mut out)?;
+            i_ms += step(&mut idw, f, &mut full, &mut out)?;
+        }
+        let frames = frames.max(1);
+        let (neural_ms, idw_ms) = (n_ms / frames as f64, i_ms / frames as f64);
+        // Training steps on frames of the same motion.
+        cfg.train.steps = train_steps.max(1) + 1;
+        cfg.train.validate_every = usize::MAX / 2;
+        cfg.train.checkpoint_every = usize::MAX / 2;
+        let grid = UvGrid::new(&groom, cfg.grid)?;
+        let mut data = GridFrames::new(grid.clone());
+        let mut val = GridFrames::new(grid);
+        for f in 0..12 {
+            swing(&groom, f as f32 * 0.25, &mut full);
+            data.push(&full);
+            if f < 3 {
+                val.push(&full);
+            }
+        }
+        let mut times = Vec::new();
+        let mut last = Instant::now();
+        train::<Autodiff<Flex>>(&cfg, &data, &val, &FlexDevice, None, &mut |_| {
+            times.push(last.elapsed().as_secs_f64() * 1e3);
+            last = Instant::now();
+            true
+        })?;
+        let train_first_step_ms = times.first().copied().unwrap_or(0.0);
+        let rest = &times[1.min(times.len())..];
+        let train_step_ms = rest.iter().sum::<f64>() / rest.len().max(1) as f64;
+        Ok(NeuralBench {
+            config: config.to_string(),
+            strands,
+            points: groom.point_count() / strands.max(1),
+            grid: cfg.grid.n,
+            stride: cfg.grid.stride,
+            grid_points: cfg.grid.points,
+            guides: guides.len(),
+            threads,
+            frames,
+            setup_ms,
+            first_frame_ms,
+            neural_ms,
+            idw_ms,
+            neural_over_idw: neural_ms / idw_ms.max(1e-9),
+            train_first_step_ms,
+            train_step_ms,
+            train_steps: rest.len(),
+        })
+    })
+}
