@@ -108,6 +108,13 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         g_off.push(g_off.last().expect("non-empty") + c as usize);
     }
     let guides: Vec<usize> = order.iter().map(|p| p.0).collect();
+    // -v lists them as a job's guides.json does (`{"guides": [...]}`), e.g. to fit skinning
+    // on the same guides or to simulate exactly a model's guides.
+    tracing::info!(
+        "{} guide strands: {}",
+        guides.len(),
+        serde_json::json!({ "guides": guides })
+    );
     if let Some(s) = &skinning
         && s.layout.guides != guides
     {
