@@ -359,3 +359,81 @@ fn grooms_in_other_units_get_a_warning_naming_scale() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("--scale"), "{}", stderr(&o));
 }
+
+/// `tress groom edit` applies its operations in the order given: combing towards +x then
+/// mirroring leaves the hair pointing towards −x, mirroring first leaves it towards +x.
+#[test]
+fn groom_edits_run_in_the_order_given() {
+    let dir = temp_dir("cli-edit");
+    let g = dir.join("g.ply");
+    let o = tress(&[
+        "groom",
+        "new",
+        "--strands",
+        "80",
+        "--points",
+        "10",
+        "-o",
+        g.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tip_x = |p: &std::path::Path| {
+        let g = tress::groom::read_groom(p, &Default::default()).unwrap().groom;
+        let mean: f32 = g.strands().map(|s| s[s.len() - 1].x - s[0].x).sum::<f32>() / g.strand_count() as f32;
+        mean
+    };
+    let (a, b) = (dir.join("a.ply"), dir.join("b.ply"));
+    let run = |args: &[&str]| {
+        let o = tress(args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    run(&[
+        "groom",
+        "edit",
+        g.to_str().unwrap(),
+        "--comb",
+        "1,0,0",
+        "--mirror",
+        "-o",
+        a.to_str().unwrap(),
+    ]);
+    run(&[
+        "groom",
+        "edit",
+        g.to_str().unwrap(),
+        "--mirror",
+        "--comb",
+        "1,0,0",
+        "-o",
+        b.to_str().unwrap(),
+    ]);
+    assert!(tip_x(&a) < -1.0 && tip_x(&b) > 1.0, "{} {}", tip_x(&a), tip_x(&b));
+    // Halving, with a wrong value refused (exit 2, nothing written).
+    let h = dir.join("h.ply");
+    run(&[
+        "groom",
+        "edit",
+        g.to_str().unwrap(),
+        "--length",
+        "0.5",
+        "-o",
+        h.to_str().unwrap(),
+    ]);
+    let len = |p: &std::path::Path| {
+        let g = tress::groom::read_groom(p, &Default::default()).unwrap().groom;
+        g.lengths().iter().sum::<f32>()
+    };
+    assert!((len(&h) / len(&g) - 0.5).abs() < 1e-3);
+    let bad = dir.join("bad.ply");
+    let o = tress(&[
+        "groom",
+        "edit",
+        g.to_str().unwrap(),
+        "--length",
+        "-2",
+        "-o",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!bad.exists());
+}

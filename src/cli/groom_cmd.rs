@@ -12,6 +12,64 @@ use crate::groom::{GroomParams, Style, generate, presets, write_groom};
 pub enum GroomCommand {
     /// Generate a procedural groom on the default head (cm, Y up, face towards +Z).
     New(NewArgs),
+    /// Edit a groom: the operations run in the order given (e.g. `--length 0.5 --mirror`).
+    Edit(EditArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// The groom to edit (any groom format).
+    pub input: PathBuf,
+    /// Cut every strand to F times its length (F < 1) or grow it past its tip (F > 1).
+    #[arg(long, value_name = "F")]
+    pub length: Vec<f32>,
+    /// Mirror left and right about the head's mid-plane (x = 0).
+    #[arg(long, action = clap::ArgAction::Count)]
+    pub mirror: u8,
+    /// Comb the strands towards a direction: X,Y,Z or X,Y,Z,STRENGTH (0–1, default 1).
+    #[arg(long, value_name = "X,Y,Z[,S]", allow_hyphen_values = true)]
+    pub comb: Vec<String>,
+    #[command(flatten)]
+    pub space: super::InputSpace,
+    /// The edited groom (.hair, .ply, .data, .tfx, .abc, .usda).
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+/// The edits in command-line order (clap keeps each option's values in order, not their
+/// interleaving, which the order of the flags in the arguments gives back).
+fn edits_in_order(a: &EditArgs, args: &[String]) -> Result<Vec<crate::groom::edit::Edit>> {
+    use crate::groom::edit::Edit;
+    let (mut l, mut c) = (a.length.iter(), a.comb.iter());
+    let mut out = Vec::new();
+    for arg in args {
+        let name = arg.split('=').next().unwrap_or("");
+        match name {
+            "--length" => {
+                if let Some(f) = l.next() {
+                    out.push(Edit::parse(&format!("length={f}"))?);
+                }
+            }
+            "--mirror" => out.push(Edit::Mirror),
+            "--comb" => {
+                if let Some(v) = c.next() {
+                    out.push(Edit::parse(&format!("comb={v}"))?);
+                }
+            }
+            _ => {}
+        }
+    }
+    // Anything not seen on the command line (a call from code): in the declared order.
+    out.extend(l.map(|f| Edit::Length(*f)));
+    for v in c {
+        out.push(Edit::parse(&format!("comb={v}"))?);
+    }
+    if out.is_empty() {
+        return Err(crate::error::Error::Invalid(
+            "groom edit: give at least one of --length, --mirror, --comb".into(),
+        ));
+    }
+    Ok(out)
 }
 
 #[derive(Debug, Args)]
@@ -47,6 +105,29 @@ pub struct NewArgs {
 
 pub fn run(cmd: &GroomCommand) -> Result<()> {
     match cmd {
+        GroomCommand::Edit(a) => {
+            let args: Vec<String> = std::env::args().collect();
+            let edits = edits_in_order(a, &args)?;
+            let mirrors = edits
+                .iter()
+                .filter(|e| **e == crate::groom::edit::Edit::Mirror)
+                .count();
+            if mirrors != a.mirror as usize {
+                return Err(crate::error::Error::Invalid(
+                    "groom edit: give --mirror as its own argument".into(),
+                ));
+            }
+            let t = crate::groom::Transform {
+                scale: a.space.scale,
+                up: a.space.up,
+            };
+            let mut g = crate::groom::read_groom(&a.input, &crate::groom::ReadOptions::default())?.groom;
+            t.apply(&mut g);
+            let edited = crate::groom::edit::apply(&g, &edits)?;
+            write_groom(&a.output, &edited)?;
+            output_file(&a.output);
+            Ok(())
+        }
         GroomCommand::New(a) => {
             let base = match (&a.preset, a.style) {
                 (Some(p), _) => presets::load(p)?,

@@ -1,6 +1,7 @@
 //! Grooms: strand storage, resampling, the scalp parameterization, procedural generation and
 //! file input/output.
 
+pub mod edit;
 pub mod files;
 pub mod model;
 pub mod presets;
