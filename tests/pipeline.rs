@@ -632,6 +632,16 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
     assert_eq!(neural["steps"], 6);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("neural interpolation"), "{md}");
+    // Rows and inputs name the guides actually used (the grid's), not `guides.count`.
+    let n = guides["guides"].as_array().unwrap().len();
+    assert!(
+        md.contains(&format!("| {n} guides + neural interpolation")),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("{n} (the neural interpolator's uv-grid guides")),
+        "{md}"
+    );
     let up = dir.join("up.tcache");
     let model = out.join("model.tnn");
     upsample_job_guides(

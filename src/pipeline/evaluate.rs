@@ -70,7 +70,8 @@ pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
     let counts = groom.counts().to_vec();
     let rest = groom.points().to_vec();
     let colliders = job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?;
-    let guides = job.guides.count;
+    // The guides actually chosen (sparse coding and the neural grid choose their own count).
+    let guides = super::stages::guide_indices(ctx)?.len();
     let mut methods = Vec::new();
     // The rows, from their upsampled parts. Parts and ground truth hold the same frames in order.
     for row in &job.rows {

@@ -81,10 +81,14 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
             "guides",
             format!(
                 "{} ({}); methods {}",
-                job.guides.count,
-                match job.guides.selection {
-                    super::job::Selection::Lattice => "root-UV lattice",
-                    super::job::Selection::Sparse => "sparse coding of the training motion, 001 §6.3",
+                super::stages::guide_indices(ctx)
+                    .map(|g| g.len())
+                    .unwrap_or(job.guides.count),
+                match (job.neural_config.is_some(), job.guides.selection) {
+                    (true, _) => "the neural interpolator's uv-grid guides, shared by every method",
+                    (false, super::job::Selection::Lattice) => "root-UV lattice",
+                    (false, super::job::Selection::Sparse) =>
+                        "sparse coding of the training motion, 001 §6.3",
                 },
                 job.rows
                     .iter()
