@@ -134,31 +134,37 @@ pub fn fit_head(roots: &[Vec3]) -> Result<ScalpShape> {
         .fold((DVec3::MAX, DVec3::MIN), |(a, b), q| (a.min(*q), b.max(*q)));
     let extent = (hi - lo).length();
     let plausible = |r: DVec3| r.min_element() >= PLAUSIBLE.0 && r.max_element() <= PLAUSIBLE.1;
+    // Roots on part of a scalp (a mohawk, a ponytail's base) do not pin a head down: put a
+    // head-sized sphere under them, when one fits them. Not for grooms in other units (the
+    // loader warns about those).
+    let under = || {
+        (3.0..60.0)
+            .contains(&extent)
+            .then(|| fit_fixed_sphere(&p, FALLBACK_RADIUS))
+            .filter(|c| rms_off_sphere(&p, *c, FALLBACK_RADIUS) < 1.5)
+    };
     let (center, radii) = match fitted {
         Some(f) if plausible(f.1) => f,
-        // Roots on part of a scalp (a mohawk, a ponytail's base) do not pin a head down: put a
-        // head-sized sphere under them. Not for grooms in other units (the loader warns).
-        _ if (3.0..60.0).contains(&extent)
-            && rms_off_sphere(&p, fit_fixed_sphere(&p, FALLBACK_RADIUS), FALLBACK_RADIUS) < 1.5 =>
-        {
-            let s = fit_fixed_sphere(&p, FALLBACK_RADIUS);
-            tracing::warn!(
-                "the strand roots cover too little of a head to fit one (fitted radii {}): using a sphere of radius {FALLBACK_RADIUS} cm under them, centre ({:.1}, {:.1}, {:.1}); give a head mesh for an accurate collider",
-                fitted
-                    .map(|f| format!("{:.1}, {:.1}, {:.1} cm", f.1.x, f.1.y, f.1.z))
-                    .unwrap_or_else(|| "none".into()),
-                s.x,
-                s.y,
-                s.z
-            );
-            (s, DVec3::splat(FALLBACK_RADIUS))
-        }
-        Some(f) => f,
-        None => {
-            return Err(Error::Invalid(
-                "the strand roots do not outline a head (they lie on a plane or a line)".into(),
-            ));
-        }
+        _ => match (under(), fitted) {
+            (Some(s), _) => {
+                tracing::warn!(
+                    "the strand roots cover too little of a head to fit one (fitted radii {}): using a sphere of radius {FALLBACK_RADIUS} cm under them, centre ({:.1}, {:.1}, {:.1}); give a head mesh for an accurate collider",
+                    fitted
+                        .map(|f| format!("{:.1}, {:.1}, {:.1} cm", f.1.x, f.1.y, f.1.z))
+                        .unwrap_or_else(|| "none".into()),
+                    s.x,
+                    s.y,
+                    s.z
+                );
+                (s, DVec3::splat(FALLBACK_RADIUS))
+            }
+            (None, Some(f)) => f,
+            (None, None) => {
+                return Err(Error::Invalid(
+                    "the strand roots do not outline a head (they lie on a plane or a line)".into(),
+                ));
+            }
+        },
     };
     // Shrink so that all but a few roots are on or outside the head.
     let mut scale: Vec<f64> = p.iter().map(|q| ((*q - center) / radii).length()).collect();
