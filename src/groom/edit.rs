@@ -78,42 +78,6 @@ impl Edit {
     }
 }
 
-/// Positions at `n` arc lengths spread evenly over [0, total] along `p`, continued past the tip
-/// along its last segment.
-fn along(p: &[Vec3], total: f32, n: usize, out: &mut Vec<Vec3>) {
-    out.clear();
-    let mut cum = vec![0.0f32];
-    for w in p.windows(2) {
-        cum.push(cum.last().expect("one") + w[0].distance(w[1]));
-    }
-    let len = *cum.last().expect("one");
-    let tip_dir = p
-        .windows(2)
-        .rev()
-        .map(|w| w[1] - w[0])
-        .find(|d| d.length() > 1e-9)
-        .map(Vec3::normalize)
-        .unwrap_or(Vec3::NEG_Y);
-    let mut seg = 0;
-    for k in 0..n {
-        let s = if n > 1 {
-            total * k as f32 / (n - 1) as f32
-        } else {
-            0.0
-        };
-        if s >= len || p.len() < 2 {
-            out.push(p[p.len() - 1] + tip_dir * (s - len).max(0.0));
-            continue;
-        }
-        while seg + 2 < p.len() && cum[seg + 1] < s {
-            seg += 1;
-        }
-        let l = cum[seg + 1] - cum[seg];
-        let t = if l > 0.0 { (s - cum[seg]) / l } else { 0.0 };
-        out.push(p[seg].lerp(p[seg + 1], t.clamp(0.0, 1.0)));
-    }
-}
-
 /// `groom` with `edits` applied in order.
 pub fn apply(groom: &Groom, edits: &[Edit]) -> Result<Groom> {
     let mut points = groom.points().to_vec();
@@ -131,7 +95,7 @@ pub fn apply(groom: &Groom, edits: &[Edit]) -> Result<Groom> {
                         continue;
                     }
                     let len = super::model::strand_length(s);
-                    along(s, len * f, s.len(), &mut buf);
+                    super::resample::sample_over(s, s.len(), len * f, &mut buf);
                     // Evenly spread samples are chords of the curve, a little shorter than it:
                     // stretch them along their directions to the exact new length.
                     let chords = super::model::strand_length(&buf);

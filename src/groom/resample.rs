@@ -8,6 +8,13 @@ use super::model::Groom;
 
 /// Where each of `n` uniformly spaced samples falls on a polyline: (segment index, fraction).
 fn arc_positions(strand: &[Vec3], n: usize) -> Vec<(usize, f32)> {
+    arc_positions_over(strand, n, None)
+}
+
+/// Where each of `n` samples spread evenly over arc lengths [0, `total`] falls on a polyline
+/// (default: its own length; the tip then lands exactly on the last point). Beyond the tip the
+/// last segment continues: its fraction exceeds 1, and [`Vec3::lerp`] extrapolates.
+pub(crate) fn arc_positions_over(strand: &[Vec3], n: usize, total: Option<f32>) -> Vec<(usize, f32)> {
     let mut cum = Vec::with_capacity(strand.len());
     let mut acc = 0.0f64;
     cum.push(0.0f64);
@@ -15,33 +22,47 @@ fn arc_positions(strand: &[Vec3], n: usize) -> Vec<(usize, f32)> {
         acc += w[0].distance(w[1]) as f64;
         cum.push(acc);
     }
-    let total = acc;
+    let length = acc;
+    let total = total.map_or(length, f64::from);
     let last = strand.len().saturating_sub(1);
     let mut out = Vec::with_capacity(n);
     let mut seg = 0usize;
     for k in 0..n {
-        if strand.len() < 2 || total <= 0.0 {
+        if strand.len() < 2 || total <= 0.0 || length <= 0.0 {
             out.push((0, 0.0));
             continue;
         }
-        if k + 1 == n {
+        if k + 1 == n && total == length {
             // The tip lands exactly on the last point.
             out.push((last - 1, 1.0));
             continue;
         }
-        let target = total * k as f64 / (n - 1) as f64;
+        let target = total * k as f64 / (n - 1).max(1) as f64;
         while seg + 1 < last && cum[seg + 1] < target {
             seg += 1;
         }
         let len = cum[seg + 1] - cum[seg];
-        let t = if len > 0.0 {
-            ((target - cum[seg]) / len).clamp(0.0, 1.0)
+        let t = if len > 0.0 { (target - cum[seg]) / len } else { 0.0 };
+        // Past the tip only when asked, and only on the last segment.
+        let t = if seg + 1 == last && total > length {
+            t.max(0.0)
         } else {
-            0.0
+            t.clamp(0.0, 1.0)
         };
         out.push((seg, t as f32));
     }
     out
+}
+
+/// `strand` sampled at `n` points spread evenly over arc lengths [0, `total`], continuing past
+/// its tip along its last segment.
+pub(crate) fn sample_over(strand: &[Vec3], n: usize, total: f32, out: &mut Vec<Vec3>) {
+    out.clear();
+    out.extend(
+        arc_positions_over(strand, n, Some(total))
+            .into_iter()
+            .map(|a| sample(strand, a, |p, q, t| p.lerp(q, t))),
+    );
 }
 
 fn sample<T: Copy>(values: &[T], at: (usize, f32), lerp: impl Fn(T, T, f32) -> T) -> T {
