@@ -24,7 +24,14 @@ impl AtomicFile {
             .unwrap_or_else(|| "output".into());
         remove_stale(&target, &name);
         let temp = target.with_file_name(format!(".{name}.{}.{}.partial", host(), std::process::id()));
-        let file = File::create(&temp).in_file(&temp)?;
+        // Readable too: a writer may read back what it spooled (the USD writer's velocities).
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&temp)
+            .in_file(&temp)?;
         Ok(AtomicFile {
             target,
             temp,

@@ -23,6 +23,7 @@ pub mod tfxproj;
 pub mod track;
 pub mod usc_data;
 pub mod usd;
+pub mod velocity;
 
 pub use error::{Error, ErrorKind, InFile, Result};
 pub use mesh::TriMesh;

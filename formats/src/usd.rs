@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, InFile, Result};
 use crate::strands::{Attr, Strands};
+use crate::velocity::CentralDifference;
 
 /// Width of the patched `endTimeCode` field.
 const END_FIELD: usize = 24;
@@ -23,46 +24,15 @@ const END_FIELD: usize = 24;
 pub struct UsdWriter {
     path: PathBuf,
     file: AtomicFile,
-    /// Velocity samples, appended to the layer at the end.
-    velocities: Option<Scratch>,
+    /// Velocity samples, spooled to a temporary file (never committed) and appended to the
+    /// layer at the end.
+    velocities: Option<(CentralDifference, AtomicFile)>,
     points: usize,
-    fps: f64,
     /// Offset of the `endTimeCode` field.
     end_at: u64,
     frames: usize,
     last_frame: f64,
-    /// The previous frame and the one waiting for its successor (central differences).
-    previous: Option<(f64, Vec<[f32; 3]>)>,
-    pending: Option<(f64, Vec<[f32; 3]>)>,
     line: String,
-}
-
-/// A read-write temporary file beside the output, removed when dropped.
-struct Scratch {
-    path: PathBuf,
-    file: std::io::BufWriter<std::fs::File>,
-}
-
-impl Scratch {
-    fn create(path: PathBuf) -> Result<Self> {
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .in_file(&path)?;
-        Ok(Scratch {
-            path,
-            file: std::io::BufWriter::with_capacity(1 << 20, f),
-        })
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
 }
 
 /// The prim names and provenance of a layer.
@@ -156,6 +126,20 @@ fn attr_values<T: Copy>(a: &Attr<T>) -> Vec<T> {
         Attr::Constant(c) => vec![*c],
         Attr::PerStrand(v) | Attr::PerVertex(v) => v.clone(),
     }
+}
+
+/// One time sample of velocities, as a line of the `velocities.timeSamples` block.
+fn spool_velocities(
+    spool: &mut AtomicFile,
+    line: &mut String,
+    at: f64,
+    v: &[[f32; 3]],
+) -> std::io::Result<()> {
+    line.clear();
+    line.push_str(&format!("            {}: ", time(at)));
+    tuples(line, v);
+    line.push_str(",\n");
+    spool.write_all(line.as_bytes())
 }
 
 impl UsdWriter {
@@ -254,10 +238,10 @@ impl UsdWriter {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            Some(Scratch::create(path.with_file_name(format!(
-                ".{name}.{}.velocities.partial",
-                std::process::id()
-            )))?)
+            Some((
+                CentralDifference::new(spec.fps),
+                AtomicFile::create(path.with_file_name(format!("{name}.velocities")))?,
+            ))
         } else {
             None
         };
@@ -266,12 +250,9 @@ impl UsdWriter {
             file,
             velocities,
             points: strands.points.len(),
-            fps: spec.fps,
             end_at,
             frames: 0,
             last_frame: f64::NEG_INFINITY,
-            previous: None,
-            pending: None,
             line: String::new(),
         })
     }
@@ -304,37 +285,12 @@ impl UsdWriter {
         self.file.write_all(self.line.as_bytes()).in_file(&self.path)?;
         self.frames += 1;
         self.last_frame = frame;
-        if self.velocities.is_some() {
-            let current = (frame, positions.to_vec());
-            if let Some(p) = self.pending.take() {
-                // Central difference between the neighbours (forward at the first frame).
-                let back = self.previous.take().unwrap_or_else(|| p.clone());
-                self.velocity(p.0, &back, &current)?;
-                self.previous = Some(p);
-            }
-            self.pending = Some(current);
+        if let Some((d, spool)) = &mut self.velocities
+            && let Some((at, _, v)) = d.push(frame, positions)
+        {
+            spool_velocities(spool, &mut self.line, at, v).in_file(&self.path)?;
         }
         Ok(())
-    }
-
-    fn velocity(&mut self, at: f64, back: &(f64, Vec<[f32; 3]>), next: &(f64, Vec<[f32; 3]>)) -> Result<()> {
-        let span = ((next.0 - back.0) / self.fps) as f32;
-        let v: Vec<[f32; 3]> = if span > 0.0 {
-            next.1
-                .iter()
-                .zip(&back.1)
-                .map(|(a, b)| [0, 1, 2].map(|k| (a[k] - b[k]) / span))
-                .collect()
-        } else {
-            vec![[0.0; 3]; next.1.len()]
-        };
-        self.line.clear();
-        self.line.push_str(&format!("            {}: ", time(at)));
-        tuples(&mut self.line, &v);
-        self.line.push_str(",\n");
-        let path = self.path.clone();
-        let f = self.velocities.as_mut().expect("velocities on");
-        f.file.write_all(self.line.as_bytes()).in_file(&path)
     }
 
     /// Completes the layer and renames it into place.
@@ -342,19 +298,19 @@ impl UsdWriter {
         if self.frames == 0 {
             return Err(Error::invalid("a cache needs at least one frame").in_file(&self.path));
         }
-        if let Some(last) = self.pending.take() {
-            let back = self.previous.take().unwrap_or_else(|| last.clone());
-            let next = last.clone();
-            self.velocity(last.0, &back, &next)?;
+        if let Some((d, spool)) = &mut self.velocities
+            && let Some((at, _, v)) = d.finish()
+        {
+            spool_velocities(spool, &mut self.line, at, v).in_file(&self.path)?;
         }
         let path = self.path.clone();
         self.file.write_all(b"        }\n").in_file(&path)?;
-        if let Some(mut v) = self.velocities.take() {
+        if let Some((_, mut v)) = self.velocities.take() {
             self.file
                 .write_all(b"        vector3f[] velocities.timeSamples = {\n")
                 .in_file(&path)?;
-            v.file.flush().in_file(&path)?;
-            let f = v.file.get_mut();
+            v.writer().flush().in_file(&path)?;
+            let f = v.writer().get_mut();
             f.seek(SeekFrom::Start(0)).in_file(&path)?;
             let mut buf = vec![0u8; 1 << 20];
             loop {
@@ -365,7 +321,7 @@ impl UsdWriter {
                 self.file.write_all(&buf[..n]).in_file(&path)?;
             }
             self.file.write_all(b"        }\n").in_file(&path)?;
-            drop(v); // removes the temporary file
+            drop(v); // never committed: removes the temporary file
         }
         self.file.write_all(b"    }\n}\n").in_file(&path)?;
         let end = time(self.last_frame);

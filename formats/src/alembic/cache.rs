@@ -20,6 +20,7 @@ use super::schema::xform::{self, Matrix, XformReader, XformWriter};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, InFile, Result};
 use crate::strands::{Attr, StrandAttrs, Strands};
+use crate::velocity::CentralDifference;
 
 /// The Unreal groom schema version tress writes (`groom_version_major` / `_minor`).
 pub const GROOM_VERSION: (i16, i16) = (1, 4);
@@ -95,19 +96,21 @@ impl CurvesSpec {
     }
 }
 
-struct CurvesState {
-    writer: CurvesWriter,
+/// What every sample of a curves object repeats.
+struct Constant {
     counts: Vec<i32>,
-    points: usize,
     kind: CurveKind,
     widths: Option<Vec<f32>>,
     uvs: Option<Vec<[f32; 2]>>,
     arb: Vec<Vec<u8>>,
-    velocities: bool,
-    /// Frames waiting for their successor to compute central-difference velocities.
-    previous: Option<Vec<[f32; 3]>>,
-    pending: Option<Vec<[f32; 3]>>,
-    velocity_buffer: Option<Vec<[f32; 3]>>,
+}
+
+struct CurvesState {
+    writer: CurvesWriter,
+    points: usize,
+    sample: Constant,
+    /// With velocities on: the frames held back for central differences.
+    velocities: Option<CentralDifference>,
 }
 
 /// Streams an animated hair cache into an Alembic archive.
@@ -247,16 +250,15 @@ impl AbcWriter {
         let writer = CurvesWriter::new(&mut self.archive, parent, &spec.name, self.time_sampling, &layout)?;
         self.curves.push(CurvesState {
             writer,
-            counts: spec.counts.iter().map(|&c| c as i32).collect(),
             points,
-            kind: spec.kind,
-            widths,
-            uvs: spec.root_uv.clone(),
-            arb,
-            velocities: spec.velocities,
-            previous: None,
-            pending: None,
-            velocity_buffer: None,
+            sample: Constant {
+                counts: spec.counts.iter().map(|&c| c as i32).collect(),
+                kind: spec.kind,
+                widths,
+                uvs: spec.root_uv.clone(),
+                arb,
+            },
+            velocities: spec.velocities.then(|| CentralDifference::new(self.fps)),
         });
         Ok(self.curves.len() - 1)
     }
@@ -293,54 +295,19 @@ impl AbcWriter {
         for (_, x) in self.grooms.iter_mut() {
             x.set(&mut self.archive, None)?;
         }
-        let dt = 1.0 / self.fps as f32;
-        #[allow(clippy::needless_range_loop)] // `emit` needs `&mut self` inside the loop
-        for i in 0..self.curves.len() {
-            let current = positions[i];
-            if !self.curves[i].velocities {
-                self.emit(i, current, None)?;
-                continue;
+        let frame = self.frames as f64;
+        for (c, current) in self.curves.iter_mut().zip(positions) {
+            match &mut c.velocities {
+                None => emit(&mut self.archive, &mut c.writer, &c.sample, current, None)?,
+                Some(d) => {
+                    if let Some((_, p, v)) = d.push(frame, current) {
+                        emit(&mut self.archive, &mut c.writer, &c.sample, p, Some(v))?;
+                    }
+                }
             }
-            let c = &mut self.curves[i];
-            let Some(pending) = c.pending.take() else {
-                c.pending = Some(current.to_vec());
-                continue;
-            };
-            let back = c.previous.as_deref().unwrap_or(&pending);
-            let span = if c.previous.is_some() { 2.0 * dt } else { dt };
-            let mut v = c.velocity_buffer.take().unwrap_or_default();
-            v.clear();
-            v.extend(
-                current
-                    .iter()
-                    .zip(back)
-                    .map(|(a, b)| [0, 1, 2].map(|k| (a[k] - b[k]) / span)),
-            );
-            self.emit(i, &pending, Some(&v))?;
-            // Rotate the buffers: pending becomes previous, the old previous takes this frame.
-            let c = &mut self.curves[i];
-            c.velocity_buffer = Some(v);
-            let mut reuse = c.previous.replace(pending).unwrap_or_default();
-            reuse.clear();
-            reuse.extend_from_slice(current);
-            c.pending = Some(reuse);
         }
         self.frames += 1;
         Ok(())
-    }
-
-    fn emit(&mut self, i: usize, positions: &[[f32; 3]], velocities: Option<&[[f32; 3]]>) -> Result<()> {
-        let c = &mut self.curves[i];
-        let sample = CurvesSample {
-            positions,
-            counts: &c.counts,
-            kind: c.kind,
-            velocities,
-            widths: c.widths.as_deref(),
-            uvs: c.uvs.as_deref(),
-        };
-        let arb: Vec<&[u8]> = c.arb.iter().map(Vec::as_slice).collect();
-        c.writer.set(&mut self.archive, &sample, &arb)
     }
 
     /// Frames written so far.
@@ -353,20 +320,9 @@ impl AbcWriter {
         if self.frames == 0 {
             return Err(Error::invalid("a cache needs at least one frame"));
         }
-        let dt = 1.0 / self.fps as f32;
-        for i in 0..self.curves.len() {
-            let c = &mut self.curves[i];
-            if let Some(last) = c.pending.take() {
-                // The last frame: backward difference (zero for a single frame).
-                let v: Vec<[f32; 3]> = match &c.previous {
-                    Some(prev) => last
-                        .iter()
-                        .zip(prev)
-                        .map(|(a, b)| [0, 1, 2].map(|k| (a[k] - b[k]) / dt))
-                        .collect(),
-                    None => vec![[0.0; 3]; last.len()],
-                };
-                self.emit(i, &last, Some(&v))?;
+        for c in &mut self.curves {
+            if let Some((_, p, v)) = c.velocities.as_mut().and_then(CentralDifference::finish) {
+                emit(&mut self.archive, &mut c.writer, &c.sample, p, Some(v))?;
             }
         }
         let path = self.path.clone();
@@ -374,6 +330,26 @@ impl AbcWriter {
         file.commit()?;
         Ok(path)
     }
+}
+
+/// Writes one sample of a curves object.
+fn emit(
+    archive: &mut OArchive<AtomicFile>,
+    writer: &mut CurvesWriter,
+    c: &Constant,
+    positions: &[[f32; 3]],
+    velocities: Option<&[[f32; 3]]>,
+) -> Result<()> {
+    let sample = CurvesSample {
+        positions,
+        counts: &c.counts,
+        kind: c.kind,
+        velocities,
+        widths: c.widths.as_deref(),
+        uvs: c.uvs.as_deref(),
+    };
+    let arb: Vec<&[u8]> = c.arb.iter().map(Vec::as_slice).collect();
+    writer.set(archive, &sample, &arb)
 }
 
 /// One object of an archive, as `inspect` lists it.
