@@ -25,24 +25,11 @@ pub enum Kind {
 }
 
 impl Kind {
-    const ALL: [Kind; 6] = [
-        Kind::Groom,
-        Kind::Material,
-        Kind::Motion,
-        Kind::Body,
-        Kind::Training,
-        Kind::Job,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Groom => "groom",
-            Kind::Material => "material",
-            Kind::Motion => "motion",
-            Kind::Body => "body",
-            Kind::Training => "training",
-            Kind::Job => "job",
-        }
+    /// The kind's name, as `--kind` spells it.
+    fn name(self) -> String {
+        self.to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default()
     }
 
     fn table(self) -> Table {
@@ -99,7 +86,8 @@ pub fn run(cmd: &PresetsCommand) -> Result<()> {
 }
 
 fn kinds(only: Option<Kind>) -> Vec<Kind> {
-    only.map(|k| vec![k]).unwrap_or_else(|| Kind::ALL.to_vec())
+    only.map(|k| vec![k])
+        .unwrap_or_else(|| Kind::value_variants().to_vec())
 }
 
 fn list(a: &ListArgs) -> Result<()> {
@@ -107,7 +95,7 @@ fn list(a: &ListArgs) -> Result<()> {
         let mut out = serde_json::Map::new();
         for k in kinds(a.kind) {
             out.insert(
-                k.name().into(),
+                k.name(),
                 json!(k.table().iter().map(|(n, _)| *n).collect::<Vec<_>>()),
             );
         }
@@ -130,7 +118,7 @@ fn show(a: &ShowArgs) -> Result<()> {
         (Some(k), _) => k,
         (None, [k]) => *k,
         (None, []) => {
-            let all: Vec<&str> = Kind::ALL
+            let all: Vec<&str> = Kind::value_variants()
                 .iter()
                 .flat_map(|k| k.table().iter().map(|(n, _)| *n))
                 .collect();
@@ -151,7 +139,7 @@ fn show(a: &ShowArgs) -> Result<()> {
         }
     };
     if a.resolved {
-        let (table, _) = crate::presets::resolve(kind.name(), kind.table(), &a.name)?;
+        let (table, _) = crate::presets::resolve(&kind.name(), kind.table(), &a.name)?;
         print!(
             "{}",
             toml::to_string(&table).map_err(|e| Error::Runtime(e.to_string()))?
