@@ -409,54 +409,6 @@ fn parse_table(text: &str, origin: &str) -> Result<Table> {
     toml::from_str(text).map_err(|e| Error::Invalid(format!("{origin}: {}", e.to_string().trim())))
 }
 
-/// The preset or file named by `extends`, with its own `extends` resolved (depth ≤ 8).
-fn load_chain(table: Table, origin: &str, dir: &Path, depth: usize) -> Result<Table> {
-    let Some(parent) = table.get("extends").cloned() else {
-        return Ok(table);
-    };
-    if depth > 8 {
-        return Err(Error::Invalid(format!(
-            "{origin}: `extends` nests more than 8 deep (a cycle?)"
-        )));
-    }
-    let name = parent.as_str().ok_or_else(|| {
-        Error::Invalid(format!(
-            "{origin}: `extends` must be a preset name or a file path"
-        ))
-    })?;
-    let (text, parent_origin, parent_dir) = match TABLE.iter().find(|(n, _)| *n == name) {
-        Some((_, text)) => (text.to_string(), format!("job preset {name}"), dir.to_path_buf()),
-        None => {
-            let path = dir.join(expand_env(name, origin)?);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                let presets: Vec<&str> = TABLE.iter().map(|(n, _)| *n).collect();
-                let hint = crate::presets::keys::suggest(name, &presets)
-                    .map(|p| format!(" (did you mean the preset `{p}`?)"))
-                    .unwrap_or_default();
-                Error::Invalid(format!(
-                    "{origin}: extends {name:?} is neither a job preset ({}) nor a readable file ({}: {e}){hint}",
-                    presets.join(", "),
-                    path.display()
-                ))
-            })?;
-            let d = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-            (text, path.display().to_string(), d)
-        }
-    };
-    let mut base = load_chain(
-        parse_table(&text, &parent_origin)?,
-        &parent_origin,
-        &parent_dir,
-        depth + 1,
-    )?;
-    base.remove("extends");
-    let mut over = table;
-    over.remove("extends");
-    replace_sources(&mut base, &over);
-    merge(&mut base, over);
-    Ok(base)
-}
-
 /// A job that names its own motion source (or groom) replaces the one it extends rather than
 /// adding a second: `[motion] gltf = …` over the default `preset = "gentle"` is a glTF motion.
 fn replace_sources(base: &mut Table, over: &Table) {
@@ -504,11 +456,11 @@ impl Job {
         }
         // Everything not given comes from the default preset.
         let mut t = if table.contains_key("extends") {
-            load_chain(table, origin, dir, 0)?
+            crate::presets::extend("job", TABLE, table, origin, dir, &replace_sources)?
         } else {
             let mut with = table;
             with.insert("extends".into(), Value::String("default".into()));
-            load_chain(with, origin, dir, 0)?
+            crate::presets::extend("job", TABLE, with, origin, dir, &replace_sources)?
         };
         t.remove("extends");
         let get = |k: &str| t.get(k).cloned().unwrap_or(Value::Table(Table::new()));

@@ -41,8 +41,29 @@ pub fn load<T: DeserializeOwned>(kind: &str, table: Table, name_or_path: &str) -
 /// origin that names it in errors.
 pub fn resolve(kind: &str, table: Table, name_or_path: &str) -> Result<(toml::Table, String)> {
     let (text, origin, dir) = source(kind, table, name_or_path, Path::new("."), None)?;
-    let t = chain(kind, table, parse_table(&text, &origin)?, &origin, &dir, 0)?;
+    let t = extend(
+        kind,
+        table,
+        parse_table(&text, &origin)?,
+        &origin,
+        &dir,
+        &|_, _| {},
+    )?;
     Ok((t, origin))
+}
+
+/// Applies the `extends` chain of `t` (read from `origin`, whose relative paths start at
+/// `dir`): each parent's merged table with its child's keys over it. `before_merge(base, over)`
+/// runs before each merge (jobs use it to let a child's motion source replace its parent's).
+pub fn extend(
+    kind: &str,
+    table: Table,
+    t: toml::Table,
+    origin: &str,
+    dir: &Path,
+    before_merge: &dyn Fn(&mut toml::Table, &toml::Table),
+) -> Result<toml::Table> {
+    chain(kind, table, t, origin, dir, 0, before_merge)
 }
 
 /// The text, origin and folder of a preset name or file (relative to `dir`).
@@ -100,6 +121,7 @@ fn chain(
     origin: &str,
     dir: &Path,
     depth: usize,
+    before_merge: &dyn Fn(&mut toml::Table, &toml::Table),
 ) -> Result<toml::Table> {
     let Some(parent) = t.remove("extends") else {
         return Ok(t);
@@ -114,6 +136,7 @@ fn chain(
             "{origin}: `extends` must be a {kind} preset name or a file path (a string)"
         )));
     };
+    let name = keys::expand_env(&name, origin)?;
     let (text, porigin, pdir) = source(kind, table, &name, dir, Some(origin))?;
     let mut base = chain(
         kind,
@@ -122,7 +145,9 @@ fn chain(
         &porigin,
         &pdir,
         depth + 1,
+        before_merge,
     )?;
+    before_merge(&mut base, &t);
     keys::merge(&mut base, t);
     Ok(base)
 }
