@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{stderr, stdout, temp_dir, tress};
+use common::{read_groom, stderr, stdout, temp_dir, tress, tress_ok};
 
 #[test]
 fn groom_new_then_inspect_json() {
@@ -298,7 +298,7 @@ fn presets_are_listed_and_a_dry_run_plans_without_running() {
 fn grooms_in_other_units_get_a_warning_naming_scale() {
     let dir = temp_dir("cli-units");
     let cm = dir.join("cm.ply");
-    let o = tress(&[
+    tress_ok(&[
         "groom",
         "new",
         "--strands",
@@ -308,24 +308,12 @@ fn grooms_in_other_units_get_a_warning_naming_scale() {
         "-o",
         cm.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    for (scale, want, unit) in [
-        ("0.01", "--scale 100", "metres"),
-        ("10", "--scale 0.1", "millimetres"),
-    ] {
-        let other = dir.join(format!("{unit}.ply"));
-        let o = tress(&[
-            "convert",
-            cm.to_str().unwrap(),
-            other.to_str().unwrap(),
-            "--scale",
-            scale,
-        ]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let o = tress(&[
+    let out = dir.join("o.tcache");
+    let simulate = |groom: &std::path::Path| {
+        tress(&[
             "simulate",
             "--groom",
-            other.to_str().unwrap(),
+            groom.to_str().unwrap(),
             "--head",
             "sphere",
             "--motion",
@@ -335,27 +323,26 @@ fn grooms_in_other_units_get_a_warning_naming_scale() {
             "--preroll",
             "0",
             "-o",
-            dir.join("o.tcache").to_str().unwrap(),
+            out.to_str().unwrap(),
+        ])
+    };
+    for (scale, want, unit) in [
+        ("0.01", "--scale 100", "metres"),
+        ("10", "--scale 0.1", "millimetres"),
+    ] {
+        let other = dir.join(format!("{unit}.ply"));
+        tress_ok(&[
+            "convert",
+            cm.to_str().unwrap(),
+            other.to_str().unwrap(),
+            "--scale",
+            scale,
         ]);
-        let e = stderr(&o);
+        let e = stderr(&simulate(&other));
         assert!(e.contains(want) && e.contains(unit), "{scale}: {e}");
     }
     // In centimetres: no warning.
-    let o = tress(&[
-        "simulate",
-        "--groom",
-        cm.to_str().unwrap(),
-        "--head",
-        "sphere",
-        "--motion",
-        "gentle",
-        "--frames",
-        "1-1",
-        "--preroll",
-        "0",
-        "-o",
-        dir.join("o.tcache").to_str().unwrap(),
-    ]);
+    let o = simulate(&cm);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("--scale"), "{}", stderr(&o));
 }
@@ -366,7 +353,7 @@ fn grooms_in_other_units_get_a_warning_naming_scale() {
 fn groom_edits_run_in_the_order_given() {
     let dir = temp_dir("cli-edit");
     let g = dir.join("g.ply");
-    let o = tress(&[
+    tress_ok(&[
         "groom",
         "new",
         "--strands",
@@ -376,64 +363,33 @@ fn groom_edits_run_in_the_order_given() {
         "-o",
         g.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let edit = |ops: &[&str], out: &std::path::Path| {
+        let mut args = vec!["groom", "edit", g.to_str().unwrap()];
+        args.extend_from_slice(ops);
+        args.extend(["-o", out.to_str().unwrap()]);
+        tress(&args)
+    };
     let tip_x = |p: &std::path::Path| {
-        let g = tress::groom::read_groom(p, &Default::default()).unwrap().groom;
-        let mean: f32 = g.strands().map(|s| s[s.len() - 1].x - s[0].x).sum::<f32>() / g.strand_count() as f32;
-        mean
+        let g = read_groom(p);
+        g.strands().map(|s| s[s.len() - 1].x - s[0].x).sum::<f32>() / g.strand_count() as f32
     };
     let (a, b) = (dir.join("a.ply"), dir.join("b.ply"));
-    let run = |args: &[&str]| {
-        let o = tress(args);
+    for (ops, out) in [
+        (["--comb", "1,0,0", "--mirror"], &a),
+        (["--mirror", "--comb", "1,0,0"], &b),
+    ] {
+        let o = edit(&ops, out);
         assert!(o.status.success(), "{}", stderr(&o));
-    };
-    run(&[
-        "groom",
-        "edit",
-        g.to_str().unwrap(),
-        "--comb",
-        "1,0,0",
-        "--mirror",
-        "-o",
-        a.to_str().unwrap(),
-    ]);
-    run(&[
-        "groom",
-        "edit",
-        g.to_str().unwrap(),
-        "--mirror",
-        "--comb",
-        "1,0,0",
-        "-o",
-        b.to_str().unwrap(),
-    ]);
+    }
     assert!(tip_x(&a) < -1.0 && tip_x(&b) > 1.0, "{} {}", tip_x(&a), tip_x(&b));
     // Halving, with a wrong value refused (exit 2, nothing written).
     let h = dir.join("h.ply");
-    run(&[
-        "groom",
-        "edit",
-        g.to_str().unwrap(),
-        "--length",
-        "0.5",
-        "-o",
-        h.to_str().unwrap(),
-    ]);
-    let len = |p: &std::path::Path| {
-        let g = tress::groom::read_groom(p, &Default::default()).unwrap().groom;
-        g.lengths().iter().sum::<f32>()
-    };
+    let o = edit(&["--length", "0.5"], &h);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let len = |p: &std::path::Path| read_groom(p).lengths().iter().sum::<f32>();
     assert!((len(&h) / len(&g) - 0.5).abs() < 1e-3);
     let bad = dir.join("bad.ply");
-    let o = tress(&[
-        "groom",
-        "edit",
-        g.to_str().unwrap(),
-        "--length",
-        "-2",
-        "-o",
-        bad.to_str().unwrap(),
-    ]);
+    let o = edit(&["--length", "-2"], &bad);
     assert_eq!(o.status.code(), Some(2));
     assert!(!bad.exists());
 }

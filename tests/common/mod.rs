@@ -64,6 +64,20 @@ pub fn tress(args: &[&str]) -> Output {
         .expect("run tress")
 }
 
+/// Runs the `tress` binary and fails the test (with its standard error) unless it succeeds.
+pub fn tress_ok(args: &[&str]) -> Output {
+    let o = tress(args);
+    assert!(o.status.success(), "tress {args:?}: {}", stderr(&o));
+    o
+}
+
+/// A groom file, as tress reads it.
+pub fn read_groom(path: &Path) -> tress::groom::Groom {
+    tress::groom::read_groom(path, &Default::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .groom
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
