@@ -10,6 +10,7 @@ pub mod collide;
 pub mod error;
 pub mod groom;
 pub mod guides;
+pub mod hairmesh;
 pub mod metrics;
 pub mod motion;
 pub mod neural;

@@ -1,0 +1,932 @@
+//! The hair-mesh solver of 002 §3: Baraff–Witkin stretch, shear and bend forces on the faces
+//! and the tetrahedral volume force (Eq. 1–2) on the corner tets of every prism, one implicit
+//! Euler step per substep solved with the Modified Conjugate Gradient method (Baraff & Witkin
+//! 1998), the root layer driven by the head, then collision handling on the surface vertices
+//! (§3.2): penetrating surface vertices are moved out of the colliders and the mesh's
+//! deformation is minimized around them (Eq. 3–4, `AᵀA` the edge-graph Laplacian, MCG with the
+//! moved vertices and the roots held, the moved positions `x′` as initial guess).
+//!
+//! The linearized step (Baraff & Witkin Eq. 16), with `K = −∂f/∂x` and `D = −∂f/∂v`:
+//! `(M + h D + h² K) Δv = h (f₀ − h K v₀)`, `v₁ = v₀ + Δv`, `x₁ = x₀ + h v₁`.
+//! Every condition `C` with stiffness `k` and damping `k_d` adds `f = −(k C + k_d Ċ) ∇C` and the
+//! symmetric, positive semi-definite `(h k_d + h² k) ∇C ∇Cᵀ` (the indefinite second-derivative
+//! terms are left out so the matrix stays positive definite for conjugate gradients, except the
+//! stretch term of stretched triangles, which is positive there). Parameters the paper does not
+//! give (time step, stiffness, damping, mass, iterations) are [`HairMeshParams`]; stiffness is
+//! scaled per element by its rest size so the same parameters suit coarse and fine meshes.
+//!
+//! Element forces are assembled in a fixed order on one thread: results are bit-identical run to
+//! run.
+
+use glam::{DVec3, Vec3};
+use nalgebra_sparse::pattern::SparsityPattern;
+use nalgebra_sparse::{CooMatrix, CsrMatrix};
+use serde::Serialize;
+
+use super::forces::{TriRest, angle_diff, dihedral, tet_volume};
+use super::mesh::HairMesh;
+use crate::collide::Colliders;
+use crate::error::{Error, Result};
+use crate::motion::Pose;
+
+/// Physical and numerical parameters (cm, g, s).
+#[derive(Clone, Debug, Serialize)]
+pub struct HairMeshParams {
+    /// Mass per unit of mesh volume (g/cm³): hair fills a few percent of a bundle.
+    pub density: f64,
+    /// Stretch modulus along the hair on side faces (g/s²; energy κ/2 · area · strain²).
+    pub stretch_along: f64,
+    /// Stretch modulus across the hair (side faces across, layer faces both ways).
+    pub stretch_across: f64,
+    /// Shear modulus of every face (g/s²).
+    pub shear: f64,
+    /// Bend modulus of side faces stacked along the hair (g·cm²/s²).
+    pub bend: f64,
+    /// Volume modulus of the corner tets (g/(cm·s²); energy κ/2 · (V − V₀)²/V₀).
+    pub volume: f64,
+    /// Condition damping: k_d = damping · k (s).
+    pub damping: f64,
+    /// Air drag (1/s).
+    pub drag: f64,
+    /// Gravity (cm/s², along −Y).
+    pub gravity: f64,
+    /// Coulomb friction against colliders.
+    pub friction: f64,
+    /// Distance kept from collider surfaces (cm).
+    pub skin: f64,
+    /// Implicit steps per frame.
+    pub substeps: u32,
+    /// Relative residual at which conjugate gradients stop, and their iteration cap.
+    pub cg_tolerance: f64,
+    pub cg_max_iterations: usize,
+    /// Deformation minimization after position correction (002 Eq. 3–4).
+    pub minimize_deformation: bool,
+}
+
+impl Default for HairMeshParams {
+    fn default() -> Self {
+        HairMeshParams {
+            density: 0.05,
+            stretch_along: 2.0e5,
+            stretch_across: 2.0e3,
+            shear: 1.0e3,
+            bend: 2.0e4,
+            volume: 2.0e4,
+            damping: 0.01,
+            drag: 0.5,
+            gravity: 981.0,
+            friction: 0.3,
+            skin: 0.05,
+            substeps: 2,
+            cg_tolerance: 1e-3,
+            cg_max_iterations: 100,
+            minimize_deformation: true,
+        }
+    }
+}
+
+/// A triangle of a side or layer face.
+struct Tri {
+    v: [u32; 3],
+    rest: TriRest,
+    /// Stiffness: stretch along u, stretch along v, shear.
+    k: [f64; 3],
+    slots: [u32; 9],
+}
+
+/// A condition on 4 vertices: a dihedral hinge or a corner tet.
+struct Quad4 {
+    v: [u32; 4],
+    /// Rest angle or rest volume.
+    rest: f64,
+    k: f64,
+    slots: [u32; 16],
+}
+
+/// How a vertex's velocity change is constrained in the solve (Baraff & Witkin §5.3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Filter {
+    Free,
+    /// Free in the plane normal to the vector.
+    Plane(DVec3),
+    Fixed,
+}
+
+impl Filter {
+    fn apply(self, a: DVec3) -> DVec3 {
+        match self {
+            Filter::Free => a,
+            Filter::Plane(n) => a - a.dot(n) * n,
+            Filter::Fixed => DVec3::ZERO,
+        }
+    }
+}
+
+/// Figures of one frame.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct MeshFrameStats {
+    pub cg_iterations: usize,
+    pub corrected: usize,
+    pub minimization_iterations: usize,
+    /// Deepest vertex inside a collider after the frame (cm).
+    pub deepest_penetration: f32,
+    /// Vertices inside a collider after the frame that are not surface vertices.
+    pub internal_penetrations: usize,
+    /// Smallest tet volume over its rest volume after the frame.
+    pub min_volume_ratio: f64,
+}
+
+/// A hair mesh being simulated.
+pub struct HairMeshSim {
+    pub mesh: HairMesh,
+    pub params: HairMeshParams,
+    pub colliders: Option<Colliders>,
+    /// Current positions and velocities (world).
+    pub x: Vec<DVec3>,
+    pub v: Vec<DVec3>,
+    pub time: f64,
+    mass: Vec<f64>,
+    external: Vec<bool>,
+    tris: Vec<Tri>,
+    hinges: Vec<Quad4>,
+    tets: Vec<Quad4>,
+    /// The system matrix (3n × 3n), its pattern fixed at set-up.
+    a: CsrMatrix<f64>,
+    /// Per vertex: the length of its block rows in the matrix's values.
+    row_len: Vec<u32>,
+    diag_slot: Vec<u32>,
+    laplacian: CsrMatrix<f64>,
+    edges_degree: Vec<f64>,
+    /// The substep being solved (s).
+    last_h: f64,
+    /// Contact normals and collider velocities of the vertices corrected in the last step.
+    contacts: Vec<Option<(DVec3, DVec3)>>,
+}
+
+fn to_d(p: Vec3) -> DVec3 {
+    p.as_dvec3()
+}
+
+impl HairMeshSim {
+    /// A simulation of `mesh` (rest pose in the head's frame) starting at `start` with the head
+    /// at its pose then, at rest. Without colliders the root layer stays where it is.
+    pub fn new(
+        mesh: HairMesh,
+        params: HairMeshParams,
+        colliders: Option<Colliders>,
+        start: f64,
+    ) -> Result<HairMeshSim> {
+        let n = mesh.vertex_count();
+        let pose = colliders.as_ref().map_or(Pose::IDENTITY, |c| c.head.at(start));
+        let x: Vec<DVec3> = mesh.rest.iter().map(|p| pose.apply(to_d(*p))).collect();
+        let rest: Vec<DVec3> = mesh.rest.iter().map(|p| to_d(*p)).collect();
+
+        // Corner tets, their rest volumes and the lumped mass (each prism's volume shared by
+        // its corners).
+        let mut mass = vec![0.0; n];
+        let mut tets = Vec::new();
+        let mut flat = 0usize;
+        let corner_tets = mesh.corner_tets();
+        let mut k = 0;
+        for _ in 0..mesh.layers - 1 {
+            for f in &mesh.faces {
+                let count = 2 * f.len();
+                let prism = &corner_tets[k..k + count];
+                k += count;
+                let mut sum = 0.0;
+                for t in prism {
+                    let (v0, _) = tet_volume(&t.map(|i| rest[i as usize]));
+                    sum += v0.max(0.0);
+                    let scale = t
+                        .iter()
+                        .map(|&i| (rest[i as usize] - rest[t[0] as usize]).length())
+                        .fold(0.0, f64::max);
+                    if v0 > 1e-3 * scale.powi(3) / 6.0 {
+                        tets.push(Quad4 {
+                            v: *t,
+                            rest: v0,
+                            k: params.volume / v0,
+                            slots: [0; 16],
+                        });
+                    } else {
+                        flat += 1;
+                    }
+                }
+                let volume = sum * if f.len() == 4 { 0.75 } else { 0.5 };
+                for t in prism {
+                    mass[t[0] as usize] += params.density * volume / count as f64;
+                }
+            }
+        }
+        if tets.is_empty() {
+            return Err(Error::Invalid(
+                "the hair mesh has no prism with a volume (every tet is flat or inverted)".into(),
+            ));
+        }
+        if flat > 0 {
+            tracing::warn!("{flat} corner tets are flat or inverted at rest and are left out");
+        }
+        let mean = mass.iter().sum::<f64>() / n as f64;
+        for m in &mut mass {
+            *m = m.max(0.1 * mean);
+        }
+
+        // Faces: side quads (u along the hair) and layer faces above the root, each quad as its
+        // four triangles (both diagonals) at half stiffness, so no diagonal is preferred.
+        let mut tris = Vec::new();
+        let quad = |q: [u32; 4], axis: DVec3, k: [f64; 3]| {
+            let mut tris = Vec::with_capacity(4);
+            for t in [
+                [q[0], q[1], q[2]],
+                [q[0], q[2], q[3]],
+                [q[0], q[1], q[3]],
+                [q[1], q[2], q[3]],
+            ] {
+                if let Some(r) = TriRest::new(&t.map(|i| rest[i as usize]), axis) {
+                    let s = 0.5 / r.area;
+                    tris.push(Tri {
+                        v: t,
+                        rest: r,
+                        k: [k[0] * s, k[1] * s, k[2] * s],
+                        slots: [0; 9],
+                    });
+                }
+            }
+            tris
+        };
+        let side_k = [params.stretch_along, params.stretch_across, params.shear];
+        let layer_k = [params.stretch_across, params.stretch_across, params.shear];
+        let sides = mesh.sides();
+        for s in &sides {
+            let [c0, c1] = s.columns;
+            for l in 0..mesh.layers - 1 {
+                let q = [
+                    mesh.vertex(c0, l),
+                    mesh.vertex(c1, l),
+                    mesh.vertex(c1, l + 1),
+                    mesh.vertex(c0, l + 1),
+                ];
+                let axis =
+                    rest[q[2] as usize] + rest[q[3] as usize] - rest[q[0] as usize] - rest[q[1] as usize];
+                tris.extend(quad(q, axis, side_k));
+            }
+        }
+        for l in 1..mesh.layers {
+            for f in &mesh.faces {
+                let v: Vec<u32> = f.iter().map(|&c| mesh.vertex(c, l)).collect();
+                if v.len() == 4 {
+                    tris.extend(quad(
+                        [v[0], v[1], v[2], v[3]],
+                        rest[v[1] as usize] - rest[v[0] as usize],
+                        layer_k,
+                    ));
+                } else {
+                    let t = [v[0], v[1], v[2]];
+                    if let Some(r) = TriRest::new(
+                        &t.map(|i| rest[i as usize]),
+                        rest[v[1] as usize] - rest[v[0] as usize],
+                    ) {
+                        let s = 1.0 / r.area;
+                        tris.push(Tri {
+                            v: t,
+                            rest: r,
+                            k: layer_k.map(|k| k * s),
+                            slots: [0; 9],
+                        });
+                    }
+                }
+            }
+        }
+
+        // Bend hinges between side faces stacked along the hair: on the edge between columns
+        // c0, c1 at layer l, the wings below and above, crossed both ways at half stiffness.
+        let mut hinges = Vec::new();
+        for s in &sides {
+            let [c0, c1] = s.columns;
+            for l in 1..mesh.layers - 1 {
+                let (e1, e2) = (mesh.vertex(c0, l), mesh.vertex(c1, l));
+                for (below, above) in [(c0, c1), (c1, c0)] {
+                    let q = [mesh.vertex(below, l - 1), e1, e2, mesh.vertex(above, l + 1)];
+                    let x = q.map(|i| rest[i as usize]);
+                    let Some((theta, _)) = dihedral(&x) else { continue };
+                    // Discrete-shell scaling 3‖e‖²/(A_a + A_b) = 6‖e‖/(h_a + h_b) with the wing
+                    // heights h kept above ‖e‖/4, so thin wings do not make stiff hinges.
+                    let e = (x[2] - x[1]).length();
+                    let height = |w: DVec3| (w - x[1]).cross(x[2] - x[1]).length() / e;
+                    let heights = (height(x[0]) + height(x[3])).max(0.5 * e);
+                    hinges.push(Quad4 {
+                        v: q,
+                        rest: theta,
+                        k: 0.5 * params.bend * 6.0 * e / heights,
+                        slots: [0; 16],
+                    });
+                }
+            }
+        }
+
+        // The matrix pattern: every pair of vertices sharing an element, block by block.
+        let mut neighbours: Vec<Vec<u32>> = (0..n as u32).map(|i| vec![i]).collect();
+        let mut link = |vs: &[u32]| {
+            for &i in vs {
+                for &j in vs {
+                    neighbours[i as usize].push(j);
+                }
+            }
+        };
+        tris.iter().for_each(|t| link(&t.v));
+        hinges.iter().for_each(|h| link(&h.v));
+        tets.iter().for_each(|t| link(&t.v));
+        for nb in &mut neighbours {
+            nb.sort_unstable();
+            nb.dedup();
+        }
+        let mut offsets = Vec::with_capacity(3 * n + 1);
+        let mut indices = Vec::new();
+        let mut row_start = Vec::with_capacity(n);
+        let mut row_len = Vec::with_capacity(n);
+        offsets.push(0usize);
+        for nb in &neighbours {
+            row_start.push(indices.len() as u32);
+            row_len.push(3 * nb.len() as u32);
+            for _ in 0..3 {
+                for &j in nb {
+                    indices.extend([3 * j as usize, 3 * j as usize + 1, 3 * j as usize + 2]);
+                }
+                offsets.push(indices.len());
+            }
+        }
+        let nnz = indices.len();
+        let pattern = SparsityPattern::try_from_offsets_and_indices(3 * n, 3 * n, offsets, indices)
+            .map_err(|e| Error::Runtime(format!("hair mesh matrix pattern: {e}")))?;
+        let a = CsrMatrix::try_from_pattern_and_values(pattern, vec![0.0; nnz])
+            .map_err(|e| Error::Runtime(format!("hair mesh matrix: {e}")))?;
+        let slot = |i: u32, j: u32| -> u32 {
+            let nb = &neighbours[i as usize];
+            row_start[i as usize] + 3 * nb.binary_search(&j).expect("pattern holds every element pair") as u32
+        };
+        for t in &mut tris {
+            for (a_, &i) in t.v.iter().enumerate() {
+                for (b_, &j) in t.v.iter().enumerate() {
+                    t.slots[3 * a_ + b_] = slot(i, j);
+                }
+            }
+        }
+        for q in hinges.iter_mut().chain(tets.iter_mut()) {
+            for (a_, &i) in q.v.iter().enumerate() {
+                for (b_, &j) in q.v.iter().enumerate() {
+                    q.slots[4 * a_ + b_] = slot(i, j);
+                }
+            }
+        }
+        let diag_slot = (0..n as u32).map(|i| slot(i, i)).collect();
+
+        // The edge-graph Laplacian AᵀA of the deformation minimization (002 Eq. 4).
+        let mut coo = CooMatrix::new(n, n);
+        let mut degree = vec![0.0; n];
+        for [i, j] in mesh.edges() {
+            let (i, j) = (i as usize, j as usize);
+            coo.push(i, j, -1.0);
+            coo.push(j, i, -1.0);
+            degree[i] += 1.0;
+            degree[j] += 1.0;
+        }
+        for (i, d) in degree.iter().enumerate() {
+            coo.push(i, i, *d);
+        }
+        let laplacian = CsrMatrix::from(&coo);
+
+        Ok(HairMeshSim {
+            external: mesh.external(),
+            x,
+            v: vec![DVec3::ZERO; n],
+            time: start,
+            mass,
+            tris,
+            hinges,
+            tets,
+            a,
+            row_len,
+            diag_slot,
+            laplacian,
+            edges_degree: degree,
+            contacts: vec![None; n],
+            last_h: 0.0,
+            colliders,
+            params,
+            mesh,
+        })
+    }
+
+    /// Number of corner tets simulated.
+    pub fn tet_count(&self) -> usize {
+        self.tets.len()
+    }
+
+    fn head_pose(&self, t: f64) -> Pose {
+        self.colliders.as_ref().map_or(Pose::IDENTITY, |c| c.head.at(t))
+    }
+
+    /// Advances one frame of `dt` seconds.
+    pub fn step_frame(&mut self, dt: f64) -> Result<MeshFrameStats> {
+        let k = self.params.substeps.max(1);
+        let h = dt / k as f64;
+        let mut stats = MeshFrameStats::default();
+        let t0 = self.time;
+        for s in 0..k {
+            let t1 = t0 + dt * (s + 1) as f64 / k as f64;
+            self.substep(h, t1, &mut stats)?;
+        }
+        self.time = t0 + dt;
+        let (deepest, internal) = self.penetrations();
+        stats.deepest_penetration = deepest;
+        stats.internal_penetrations = internal;
+        stats.min_volume_ratio = self.min_volume_ratio();
+        Ok(stats)
+    }
+
+    /// Deepest vertex inside a collider (cm) and the number of non-surface vertices inside.
+    pub fn penetrations(&self) -> (f32, usize) {
+        let Some(c) = &self.colliders else { return (0.0, 0) };
+        let frame = c.at(self.time);
+        let mut deepest = 0.0f32;
+        let mut internal = 0;
+        for (i, x) in self.x.iter().enumerate() {
+            if self.mesh.layer_of(i) == 0 {
+                continue;
+            }
+            if let Some(q) = frame.query(x.as_vec3())
+                && q.distance < 0.0
+            {
+                deepest = deepest.max(-q.distance);
+                if !self.external[i] {
+                    internal += 1;
+                }
+            }
+        }
+        (deepest, internal)
+    }
+
+    /// Smallest tet volume over its rest volume.
+    pub fn min_volume_ratio(&self) -> f64 {
+        self.tets
+            .iter()
+            .map(|t| tet_volume(&t.v.map(|i| self.x[i as usize])).0 / t.rest)
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// Mean distance of the vertices to their rest positions in the head's frame (cm).
+    pub fn rest_error(&self) -> f64 {
+        let inv = self.head_pose(self.time).inverse();
+        self.x
+            .iter()
+            .zip(&self.mesh.rest)
+            .map(|(x, r)| (inv.apply(*x) - to_d(*r)).length())
+            .sum::<f64>()
+            / self.x.len() as f64
+    }
+
+    /// Total potential energy: every condition's `k/2 C²` and gravity.
+    pub fn energy(&self) -> f64 {
+        let x = &self.x;
+        let mut e = 0.0;
+        for t in &self.tris {
+            let xs = t.v.map(|i| x[i as usize]);
+            for dir in 0..2 {
+                if let Some((c, ..)) = t.rest.stretch(&xs, dir) {
+                    e += 0.5 * t.k[dir] * c * c;
+                }
+            }
+            e += 0.5 * t.k[2] * t.rest.shear(&xs).0.powi(2);
+        }
+        for q in &self.hinges {
+            if let Some((theta, _)) = dihedral(&q.v.map(|i| x[i as usize])) {
+                e += 0.5 * q.k * angle_diff(theta, q.rest).powi(2);
+            }
+        }
+        for q in &self.tets {
+            e += 0.5 * q.k * (tet_volume(&q.v.map(|i| x[i as usize])).0 - q.rest).powi(2);
+        }
+        e + x
+            .iter()
+            .zip(&self.mass)
+            .map(|(p, m)| m * self.params.gravity * p.y)
+            .sum::<f64>()
+    }
+
+    /// Positions in single precision (world).
+    pub fn positions(&self) -> Vec<Vec3> {
+        self.x.iter().map(|p| p.as_vec3()).collect()
+    }
+
+    fn add_block(values: &mut [f64], slot: u32, row_len: u32, m: [[f64; 3]; 3]) {
+        for (r, row) in m.iter().enumerate() {
+            let base = (slot + r as u32 * row_len) as usize;
+            values[base] += row[0];
+            values[base + 1] += row[1];
+            values[base + 2] += row[2];
+        }
+    }
+
+    fn outer(s: f64, a: DVec3, b: DVec3) -> [[f64; 3]; 3] {
+        [
+            [s * a.x * b.x, s * a.x * b.y, s * a.x * b.z],
+            [s * a.y * b.x, s * a.y * b.y, s * a.y * b.z],
+            [s * a.z * b.x, s * a.z * b.y, s * a.z * b.z],
+        ]
+    }
+
+    /// Assembles `A` and `b` of the implicit step.
+    fn assemble(&mut self, h: f64, b: &mut [DVec3]) {
+        let p = &self.params;
+        let values = self.a.values_mut();
+        values.iter_mut().for_each(|v| *v = 0.0);
+        let g = DVec3::new(0.0, -p.gravity, 0.0);
+        for (i, bi) in b.iter_mut().enumerate() {
+            let m = self.mass[i];
+            *bi = m * g - p.drag * m * self.v[i];
+            let d = m * (1.0 + h * p.drag);
+            let s = (self.diag_slot[i]) as usize;
+            let rl = self.row_len[i] as usize;
+            values[s] += d;
+            values[s + rl + 1] += d;
+            values[s + 2 * rl + 2] += d;
+        }
+        let (x, v) = (&self.x, &self.v);
+        let row_len = &self.row_len;
+        // One condition: f += −(k C + (k_d + h k) Ċ) ∇C (the last term is −h K v₀), and
+        // A += (h k_d + h² k) ∇C ∇Cᵀ.
+        let condition = |vs: &[u32],
+                         slots: &[u32],
+                         c: f64,
+                         grad: &[DVec3],
+                         k: f64,
+                         values: &mut [f64],
+                         b: &mut [DVec3]| {
+            let kd = p.damping * k;
+            let cdot: f64 = vs.iter().zip(grad).map(|(&i, g)| g.dot(v[i as usize])).sum();
+            let scale = k * c + (kd + h * k) * cdot;
+            let n = vs.len();
+            let coef = h * kd + h * h * k;
+            for a_ in 0..n {
+                b[vs[a_] as usize] -= scale * grad[a_];
+                for b_ in 0..n {
+                    Self::add_block(
+                        values,
+                        slots[n * a_ + b_],
+                        row_len[vs[a_] as usize],
+                        Self::outer(coef, grad[a_], grad[b_]),
+                    );
+                }
+            }
+        };
+        for t in &self.tris {
+            let xs = t.v.map(|i| x[i as usize]);
+            for dir in 0..2 {
+                let Some((c, grad, wh, len)) = t.rest.stretch(&xs, dir) else {
+                    continue;
+                };
+                condition(&t.v, &t.slots, c, &grad, t.k[dir], values, b);
+                if len > 1.0 {
+                    // Positive part of the stretch Hessian: k C a αᵢαⱼ (I − ŵŵᵀ)/‖w‖.
+                    let coeffs = if dir == 0 { &t.rest.alpha } else { &t.rest.beta };
+                    let s = t.k[dir] * c * t.rest.area / len;
+                    let proj = |u: DVec3| u - u.dot(wh) * wh;
+                    let vel: DVec3 = (0..3).map(|j| coeffs[j] * v[t.v[j] as usize]).sum();
+                    let pv = proj(vel);
+                    for a_ in 0..3 {
+                        b[t.v[a_] as usize] -= h * s * coeffs[a_] * pv;
+                        for b_ in 0..3 {
+                            let w = h * h * s * coeffs[a_] * coeffs[b_];
+                            let mut m = Self::outer(-w, wh, wh);
+                            for (d, row) in m.iter_mut().enumerate() {
+                                row[d] += w;
+                            }
+                            Self::add_block(values, t.slots[3 * a_ + b_], row_len[t.v[a_] as usize], m);
+                        }
+                    }
+                }
+            }
+            let (c, grad) = t.rest.shear(&xs);
+            condition(&t.v, &t.slots, c, &grad, t.k[2], values, b);
+        }
+        for q in &self.hinges {
+            let xs = q.v.map(|i| x[i as usize]);
+            let Some((theta, grad)) = dihedral(&xs) else {
+                continue;
+            };
+            condition(&q.v, &q.slots, angle_diff(theta, q.rest), &grad, q.k, values, b);
+        }
+        for q in &self.tets {
+            let xs = q.v.map(|i| x[i as usize]);
+            let (vol, grad) = tet_volume(&xs);
+            condition(&q.v, &q.slots, vol - q.rest, &grad, q.k, values, b);
+        }
+        for bi in b.iter_mut() {
+            *bi *= h;
+        }
+    }
+
+    /// `y = A x` on 3-vectors.
+    fn mul(a: &CsrMatrix<f64>, x: &[DVec3], y: &mut [DVec3]) {
+        let (offsets, cols, vals) = (a.row_offsets(), a.col_indices(), a.values());
+        let xf: &[f64] = bytemuck_dvec3(x);
+        for (i, yi) in y.iter_mut().enumerate() {
+            let mut r = [0.0; 3];
+            for (d, out) in r.iter_mut().enumerate() {
+                let row = 3 * i + d;
+                let mut s = 0.0;
+                for k in offsets[row]..offsets[row + 1] {
+                    s += vals[k] * xf[cols[k]];
+                }
+                *out = s;
+            }
+            *yi = DVec3::from_array(r);
+        }
+    }
+
+    /// The Modified Conjugate Gradient method (Baraff & Witkin §5.3): solves `A Δv = b` with
+    /// `Δv = z` in the constrained directions. Returns the iterations.
+    fn mcg(&self, b: &[DVec3], filter: &[Filter], z: &[DVec3], dv: &mut [DVec3]) -> usize {
+        let n = b.len();
+        let vals = self.a.values();
+        let inv_p: Vec<DVec3> = (0..n)
+            .map(|i| {
+                let s = self.diag_slot[i] as usize;
+                let rl = self.row_len[i] as usize;
+                DVec3::new(1.0 / vals[s], 1.0 / vals[s + rl + 1], 1.0 / vals[s + 2 * rl + 2])
+            })
+            .collect();
+        dv.copy_from_slice(z);
+        let fb: Vec<DVec3> = b.iter().zip(filter).map(|(v, f)| f.apply(*v)).collect();
+        // The tolerance is relative to the right-hand side, but never below what one step of
+        // gravity asks (near equilibrium the right-hand side vanishes).
+        let h = self.last_h;
+        let gravity: f64 = (0..n)
+            .map(|i| (h * self.mass[i] * self.params.gravity.max(1.0)).powi(2) * inv_p[i].y)
+            .sum();
+        let delta0: f64 = fb
+            .iter()
+            .zip(&inv_p)
+            .map(|(v, p)| v.dot(*v * *p))
+            .sum::<f64>()
+            .max(gravity);
+        let mut q = vec![DVec3::ZERO; n];
+        Self::mul(&self.a, dv, &mut q);
+        let mut r: Vec<DVec3> = (0..n).map(|i| filter[i].apply(b[i] - q[i])).collect();
+        let mut c: Vec<DVec3> = (0..n).map(|i| filter[i].apply(r[i] * inv_p[i])).collect();
+        let mut delta: f64 = r.iter().zip(&c).map(|(a, b)| a.dot(*b)).sum();
+        let tol = self.params.cg_tolerance * self.params.cg_tolerance * delta0;
+        let mut it = 0;
+        while delta > tol && it < self.params.cg_max_iterations {
+            Self::mul(&self.a, &c, &mut q);
+            for i in 0..n {
+                q[i] = filter[i].apply(q[i]);
+            }
+            let cq: f64 = c.iter().zip(&q).map(|(a, b)| a.dot(*b)).sum();
+            if cq.is_nan() || cq <= 0.0 {
+                break;
+            }
+            let alpha = delta / cq;
+            let mut new_delta = 0.0;
+            for i in 0..n {
+                dv[i] += alpha * c[i];
+                r[i] -= alpha * q[i];
+                new_delta += r[i].dot(r[i] * inv_p[i]);
+            }
+            let beta = new_delta / delta;
+            delta = new_delta;
+            for i in 0..n {
+                c[i] = filter[i].apply(r[i] * inv_p[i] + beta * c[i]);
+            }
+            it += 1;
+            if std::env::var_os("TRESS_CG_TRACE").is_some() && it % 10 == 0 {
+                eprintln!("cg {it}: {:.3e}", (delta / delta0).sqrt());
+            }
+        }
+        it
+    }
+
+    #[allow(clippy::needless_range_loop)] // i indexes positions, velocities and filters
+    fn substep(&mut self, h: f64, t1: f64, stats: &mut MeshFrameStats) -> Result<()> {
+        let n = self.x.len();
+        let pose = self.head_pose(t1);
+        let mut filter = vec![Filter::Free; n];
+        let mut z = vec![DVec3::ZERO; n];
+        for i in 0..n {
+            if self.mesh.layer_of(i) == 0 {
+                let target = pose.apply(to_d(self.mesh.rest[i]));
+                filter[i] = Filter::Fixed;
+                z[i] = (target - self.x[i]) / h - self.v[i];
+            } else if let Some((nrm, vobj)) = self.contacts[i] {
+                filter[i] = Filter::Plane(nrm);
+                z[i] = (vobj - self.v[i]).dot(nrm) * nrm;
+            }
+        }
+        let mut b = vec![DVec3::ZERO; n];
+        self.assemble(h, &mut b);
+        self.last_h = h;
+        let mut dv = vec![DVec3::ZERO; n];
+        stats.cg_iterations += self.mcg(&b, &filter, &z, &mut dv);
+        for i in 0..n {
+            self.v[i] += dv[i];
+            self.x[i] += h * self.v[i];
+            if self.mesh.layer_of(i) == 0 {
+                self.x[i] = pose.apply(to_d(self.mesh.rest[i]));
+            }
+        }
+        if let Some(i) = self.x.iter().position(|p| !p.is_finite()) {
+            return Err(Error::Runtime(format!(
+                "the hair mesh simulation became unstable at t = {t1:.4} s (vertex {i}); try more substeps or lower stiffness"
+            )));
+        }
+        self.collide(h, t1, stats);
+        Ok(())
+    }
+
+    /// Collision handling (002 §3.2): surface vertices inside a collider are moved out and
+    /// their velocity made non-penetrating (with friction), then the deformation is minimized
+    /// around them.
+    #[allow(clippy::needless_range_loop)] // i indexes positions, velocities and flags
+    fn collide(&mut self, h: f64, t1: f64, stats: &mut MeshFrameStats) {
+        let _ = h;
+        self.contacts.iter_mut().for_each(|c| *c = None);
+        let Some(colliders) = &self.colliders else { return };
+        let frame = colliders.at(t1);
+        let before = self.x.clone();
+        let skin = self.params.skin;
+        let mut fixed = vec![false; self.x.len()];
+        let mut any = false;
+        for i in 0..self.x.len() {
+            if self.mesh.layer_of(i) == 0 {
+                fixed[i] = true;
+                continue;
+            }
+            if !self.external[i] {
+                continue;
+            }
+            let Some(c) = frame.query(self.x[i].as_vec3()) else {
+                continue;
+            };
+            let d = c.distance as f64;
+            if d >= skin {
+                continue;
+            }
+            let nrm = c.normal.as_dvec3();
+            let vobj = c.velocity.as_dvec3();
+            self.x[i] += (skin - d) * nrm;
+            let mut rel = self.v[i] - vobj;
+            let vn = rel.dot(nrm);
+            if vn < 0.0 {
+                rel -= vn * nrm;
+                let vt = rel.length();
+                if vt > 0.0 {
+                    rel *= (1.0 - self.params.friction * -vn / vt).max(0.0);
+                }
+                self.contacts[i] = Some((nrm, vobj));
+            }
+            self.v[i] = vobj + rel;
+            fixed[i] = true;
+            any = true;
+            stats.corrected += 1;
+        }
+        if any && self.params.minimize_deformation {
+            stats.minimization_iterations += self.minimize(&before, &fixed);
+        }
+    }
+
+    /// Deformation minimization (002 Eq. 3–4): `AᵀA x″ = AᵀA x` on the free vertices with the
+    /// corrected vertices and the roots held at `x′`, solved by conjugate gradients from `x′`.
+    fn minimize(&mut self, before: &[DVec3], fixed: &[bool]) -> usize {
+        let n = self.x.len();
+        let l = &self.laplacian;
+        let mut b = vec![DVec3::ZERO; n];
+        Self::mul_scalar(l, before, &mut b);
+        let mut r = vec![DVec3::ZERO; n];
+        Self::mul_scalar(l, &self.x, &mut r);
+        for i in 0..n {
+            r[i] = if fixed[i] { DVec3::ZERO } else { b[i] - r[i] };
+        }
+        let inv_d: Vec<f64> = self.edges_degree.iter().map(|d| 1.0 / d.max(1.0)).collect();
+        // Each coordinate is its own system with the same matrix: run them side by side.
+        let mut c: Vec<DVec3> = (0..n).map(|i| r[i] * inv_d[i]).collect();
+        let dot = |a: &[DVec3], b: &[DVec3]| a.iter().zip(b).fold(DVec3::ZERO, |s, (p, q)| s + *p * *q);
+        let mut delta = dot(&r, &c);
+        let delta0 = delta;
+        let mut q = vec![DVec3::ZERO; n];
+        let tol = 1e-8 * delta0.max_element().max(1e-30);
+        let mut it = 0;
+        while delta.max_element() > tol && it < 200 {
+            Self::mul_scalar(l, &c, &mut q);
+            for i in 0..n {
+                if fixed[i] {
+                    q[i] = DVec3::ZERO;
+                }
+            }
+            let cq = dot(&c, &q);
+            let alpha = DVec3::select(cq.cmpgt(DVec3::ZERO), delta / cq, DVec3::ZERO);
+            for i in 0..n {
+                self.x[i] += alpha * c[i];
+                r[i] -= alpha * q[i];
+            }
+            let s: Vec<DVec3> = (0..n).map(|i| r[i] * inv_d[i]).collect();
+            let new_delta = dot(&r, &s);
+            let beta = DVec3::select(delta.cmpgt(DVec3::ZERO), new_delta / delta, DVec3::ZERO);
+            delta = new_delta;
+            for i in 0..n {
+                c[i] = if fixed[i] { DVec3::ZERO } else { s[i] + beta * c[i] };
+            }
+            it += 1;
+        }
+        it
+    }
+
+    /// `y = L x` for the scalar (n × n) Laplacian applied to each coordinate.
+    fn mul_scalar(l: &CsrMatrix<f64>, x: &[DVec3], y: &mut [DVec3]) {
+        for (i, row) in l.row_iter().enumerate() {
+            let mut s = DVec3::ZERO;
+            for (&j, &a) in row.col_indices().iter().zip(row.values()) {
+                s += a * x[j];
+            }
+            y[i] = s;
+        }
+    }
+}
+
+fn bytemuck_dvec3(x: &[DVec3]) -> &[f64] {
+    bytemuck::cast_slice(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hairmesh::mesh::ProceduralMesh;
+
+    fn mesh() -> HairMesh {
+        HairMesh::procedural(&ProceduralMesh {
+            columns_u: 3,
+            columns_v: 3,
+            layers: 7,
+            length: 18.0,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn system_matrix_is_symmetric_positive_definite() {
+        let mut sim = HairMeshSim::new(mesh(), HairMeshParams::default(), None, 0.0).unwrap();
+        // Deform a little so every term is active.
+        for (i, x) in sim.x.iter_mut().enumerate() {
+            *x += 0.3
+                * DVec3::new(
+                    (i as f64 * 0.7).sin(),
+                    (i as f64 * 1.1).cos(),
+                    (i as f64 * 0.3).sin(),
+                );
+        }
+        let n = sim.x.len();
+        let mut b = vec![DVec3::ZERO; n];
+        sim.assemble(1.0 / 48.0, &mut b);
+        let dense = nalgebra::DMatrix::from(&sim.a);
+        let asym = (&dense - dense.transpose()).abs().max();
+        assert!(asym < 1e-9 * dense.abs().max(), "asymmetry {asym}");
+        let lo = nalgebra::SymmetricEigen::new(dense).eigenvalues.min();
+        assert!(lo > 0.0);
+    }
+
+    /// The assembled force (at zero velocity, `b = h f`) is minus the gradient of the total
+    /// energy, by finite differences: checks every element's scatter into the system.
+    #[test]
+    fn assembled_forces_are_minus_the_energy_gradient() {
+        let mut sim = HairMeshSim::new(mesh(), HairMeshParams::default(), None, 0.0).unwrap();
+        for (i, x) in sim.x.iter_mut().enumerate() {
+            *x += 0.4
+                * DVec3::new(
+                    (i as f64 * 0.7).sin(),
+                    (i as f64 * 1.1).cos(),
+                    (i as f64 * 0.3).sin(),
+                );
+        }
+        let n = sim.x.len();
+        let h = 1.0 / 48.0;
+        let mut b = vec![DVec3::ZERO; n];
+        sim.assemble(h, &mut b);
+        let eps = 1e-5;
+        let mut worst = 0.0f64;
+        let mut largest = 0.0f64;
+        for (i, bi) in b.iter().enumerate() {
+            for k in 0..3 {
+                let x0 = sim.x[i][k];
+                sim.x[i][k] = x0 + eps;
+                let up = sim.energy();
+                sim.x[i][k] = x0 - eps;
+                let down = sim.energy();
+                sim.x[i][k] = x0;
+                let f = -(up - down) / (2.0 * eps);
+                worst = worst.max((bi[k] / h - f).abs());
+                largest = largest.max(f.abs());
+            }
+        }
+        assert!(worst < 1e-5 * largest, "force error {worst} of {largest}");
+    }
+}
