@@ -3,6 +3,8 @@
 
 mod common;
 
+use serde_json::Value;
+
 use glam::{DVec3, Vec3};
 use tress::collide::{Collider, Colliders, Follow, Sphere};
 use tress::hairmesh::{HairMesh, HairMeshParams, HairMeshSim, ProceduralMesh};
@@ -167,7 +169,7 @@ fn after_ten_times_speed_motion_the_mesh_recovers_its_shape() {
 }
 
 /// 002 Fig. 9: a solid (a shoulder, a hand) moves fast into the hair hanging behind the head,
-/// 3 cm per step, more than the spacing of the mesh's columns, and stays. Surface vertices are
+/// 2.6 cm per step, more than the spacing of the mesh's rows, and stays. Surface vertices are
 /// pushed out; with deformation minimization the inner vertices follow them and none ends
 /// inside; without it inner vertices are left inside and the mesh's volume collapses further.
 /// (At the impact itself both leave inner vertices inside for a frame: 002 §5 names this limit.)
@@ -175,7 +177,9 @@ fn after_ten_times_speed_motion_the_mesh_recovers_its_shape() {
 fn deformation_minimization_keeps_inner_vertices_out_of_colliders() {
     let m = mesh(4);
     let at = |z: f64| Pose::new(glam::DQuat::IDENTITY, DVec3::new(0.0, -14.0, z));
-    let prop = HeadTrack::new(vec![(0.0, at(-26.0)), (0.1, at(-13.0)), (2.0, at(-13.0))]).unwrap();
+    // The solid's surface stops 3.4 cm into the 6 cm thick mesh, past its outer two rows.
+    let stop = -14.5;
+    let prop = HeadTrack::new(vec![(0.0, at(stop - 12.0)), (0.1, at(stop)), (2.0, at(stop))]).unwrap();
     let mut results = Vec::new();
     for minimize in [true, false] {
         let params = HairMeshParams {
@@ -204,9 +208,13 @@ fn deformation_minimization_keeps_inner_vertices_out_of_colliders() {
             "minimize {minimize}: {corrected} corrections, {peak} inner vertices inside at the impact, {internal} at the end, min volume ratio {min_volume:.2}"
         );
         assert!(corrected > 0, "the solid reached the hair");
-        results.push((internal, min_volume));
+        results.push((internal, min_volume, peak));
     }
     let (with, without) = (results[0], results[1]);
+    assert!(
+        with.2 <= without.2,
+        "more inner vertices inside at the impact with minimization"
+    );
     assert_eq!(with.0, 0, "inner vertices inside a collider with minimization");
     assert!(without.0 > 0, "without minimization inner vertices stay inside");
     assert!(
@@ -234,4 +242,147 @@ fn simulation_is_deterministic() {
         sim.x
     };
     assert_eq!(go(), go());
+}
+
+/// `tress hairmesh build` writes a mesh that `hairmesh simulate --mesh` reads; the JSON report
+/// has the figures the command promises and the strands leave the mesh's surface no more than
+/// the penetration it reports allows.
+#[test]
+fn build_then_simulate_from_the_command_line() {
+    let dir = common::temp_dir("hairmesh_cli");
+    let mesh = dir.join("bob.obj");
+    let o = common::tress_ok(&[
+        "hairmesh",
+        "build",
+        "--groom",
+        "straight",
+        "--strands",
+        "600",
+        "--cells",
+        "5",
+        "-o",
+        mesh.to_str().unwrap(),
+        "--json",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bundles = v["faces"].as_u64().unwrap();
+    assert!(bundles >= 8, "{v}");
+    assert_eq!(v["vertices"].as_u64().unwrap(), bundles * 4 * 9);
+    let read = HairMesh::read(&mesh).unwrap();
+    assert_eq!(read.vertex_count() as u64, v["vertices"].as_u64().unwrap());
+
+    let out = dir.join("bob.abc");
+    let o = common::tress_ok(&[
+        "hairmesh",
+        "simulate",
+        "--mesh",
+        mesh.to_str().unwrap(),
+        "--strands",
+        "300",
+        "--points",
+        "12",
+        "--motion",
+        "turn",
+        "--frames",
+        "1-12",
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for key in [
+        "vertices",
+        "frames",
+        "ms_per_frame",
+        "deepest_penetration",
+        "min_volume_ratio",
+        "rest_error",
+    ] {
+        assert!(v[key].is_number(), "{key} missing: {v}");
+    }
+    assert_eq!(v["frames"], 12);
+    assert_eq!(v["strands"], 300);
+    let src = tress::cache::sources::open_source(&out, None, 24.0).unwrap();
+    assert_eq!(src.info().frames.len(), 12);
+    assert_eq!(src.info().topology.counts.len(), 300);
+
+    // Bad input is named: a sidecar that is not JSON, a mesh without one.
+    std::fs::write(HairMesh::sidecar(&mesh), "layers = 9").unwrap();
+    let o = common::tress(&[
+        "hairmesh",
+        "simulate",
+        "--mesh",
+        mesh.to_str().unwrap(),
+        "--frames",
+        "1-2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        common::stderr(&o).contains("bob.hairmesh:1"),
+        "{}",
+        common::stderr(&o)
+    );
+    std::fs::remove_file(HairMesh::sidecar(&mesh)).unwrap();
+    let o = common::tress(&[
+        "hairmesh",
+        "simulate",
+        "--mesh",
+        mesh.to_str().unwrap(),
+        "--frames",
+        "1-2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(common::stderr(&o).contains("sidecar"), "{}", common::stderr(&o));
+}
+
+/// The strands of a simulated groom read back through the official Alembic library without a
+/// problem.
+#[test]
+#[ignore = "needs the shared tools and the reference python (TRESS_REFCHECK_PYTHON); run with --include-ignored, as .ci/run does"]
+fn hairmesh_caches_pass_the_official_alembic_inspector() {
+    let name = "hairmesh_caches_pass_the_official_alembic_inspector";
+    let (py, tools) = (common::ref_python(name), common::tools_dir(name));
+    let dir = common::temp_dir("hairmesh_abc");
+    let out = dir.join("hair.abc");
+    common::tress_ok(&[
+        "hairmesh",
+        "simulate",
+        "--groom",
+        "wavy",
+        "--strands",
+        "500",
+        "--motion",
+        "walk",
+        "--frames",
+        "1001-1012",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let o = std::process::Command::new(py)
+        .arg(tools.join("abc_inspect.py"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["problems"], serde_json::json!([]));
+    let curves = v["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "Curves")
+        .expect("a curves object");
+    assert_eq!(curves["path"], "/groom/hair");
+    eprintln!(
+        "{}",
+        serde_json::to_string(curves)
+            .unwrap()
+            .chars()
+            .take(400)
+            .collect::<String>()
+    );
 }

@@ -4,6 +4,7 @@
 
 pub mod alembic;
 pub mod formats;
+pub mod hairmesh;
 pub mod neural;
 pub mod sdf;
 pub mod sim;

@@ -26,6 +26,9 @@ pub enum BenchName {
     /// Reduced-model cost per frame: 150K strands × 25 points from 400 guides —
     /// adaptive grouping, interpolation, two-way correction — beside static skinning and IDW.
     Upsample,
+    /// Hair-mesh solver ms per frame on one thread at 216, 360 and 2,304 vertices (the sizes
+    /// the paper reports) with the walk motion, beside the paper's figures.
+    Hairmesh,
 }
 
 #[derive(Debug, Args)]
@@ -164,6 +167,46 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                 format!("training, ms per step (mean of {})", r.train_steps),
                 r.train_step_ms
             );
+            Ok(())
+        }
+        BenchName::Hairmesh => {
+            let r = bench::hairmesh::run(a.frames.max(48))?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+                return Ok(());
+            }
+            println!(
+                "{} frames of the {} motion at {} fps, {} steps per frame, conjugate gradients to {} relative residual; one thread",
+                r.frames, r.motion, r.fps, r.substeps, r.cg_tolerance
+            );
+            println!(
+                "{:>9} {:>6} {:>10} {:>10} {:>9} {:>8} {:>8} {:>10} {:>8} {:>11}",
+                "vertices",
+                "tets",
+                "ms/frame",
+                "paper ms",
+                "ms/1000v",
+                "forces",
+                "solve",
+                "collision",
+                "CG its",
+                "30 its cap"
+            );
+            for c in r.cases {
+                println!(
+                    "{:>9} {:>6} {:>10.2} {:>10.1} {:>9.2} {:>8.2} {:>8.2} {:>10.2} {:>8.1} {:>11.2}",
+                    c.vertices,
+                    c.tets,
+                    c.ms_per_frame,
+                    c.paper_ms,
+                    c.ms_per_1000_vertices,
+                    c.forces_ms,
+                    c.solve_ms,
+                    c.collisions_ms,
+                    c.cg_iterations_per_step,
+                    c.capped_ms_per_frame
+                );
+            }
             Ok(())
         }
         BenchName::Upsample => {

@@ -5,6 +5,7 @@ pub mod convert;
 pub mod eval_cmd;
 pub mod farm_cmd;
 pub mod groom_cmd;
+pub mod hairmesh_cmd;
 pub mod inspect;
 pub mod inspect_abc;
 pub mod inspect_cache;
@@ -98,6 +99,11 @@ pub enum Command {
         #[command(subcommand)]
         command: groom_cmd::GroomCommand,
     },
+    /// Hair meshes: built around a groom, simulated as volumes with the strands carried inside.
+    Hairmesh {
+        #[command(subcommand)]
+        command: hairmesh_cmd::HairmeshCommand,
+    },
     /// Built-in presets (grooms, materials, motions, bodies, training configs, jobs).
     Presets {
         #[command(subcommand)]
@@ -123,6 +129,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Skinning { command } => skinning_cmd::run(&command),
         Command::Train { command } => train_cmd::run(&command),
         Command::Presets { command } => presets_cmd::run(&command),
+        Command::Hairmesh { command } => hairmesh_cmd::run(&command),
     }
 }
 

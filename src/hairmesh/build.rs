@@ -1,13 +1,14 @@
 //! A hair mesh fitted around a groom's strands. 002's meshes are modelled by artists; tress can
-//! also make one from any groom: a regular grid over the roots' scalp coordinates (000 App. A),
-//! one column per grid node that has roots nearby (the Gaussian-weighted mean of the nearby
-//! strands, each resampled to the mesh's layers by normalized arc length), one quad root face per
-//! grid cell whose four nodes have columns. Faces whose prisms would start flat or inverted
-//! (crossing hair, partings) are dropped, and the count reported.
+//! also make one from any groom: the roots are clustered by a regular grid over their scalp
+//! coordinates (000 App. A), and each cluster becomes one bundle, a stack of square prisms
+//! around the cluster's mean strand (its strands resampled to the mesh's layers by normalized arc
+//! length), each cross-section perpendicular to the mean strand and as wide as the strands
+//! spread. Cross-sections perpendicular to the hair keep every prism's volume well away from
+//! zero even where hair lies flat on the scalp (a grid shared by neighbouring bundles would give
+//! flat prisms there).
 
 use glam::{Vec2, Vec3};
 
-use super::forces::tet_volume;
 use super::mesh::HairMesh;
 use crate::error::{Error, Result};
 use crate::groom::Groom;
@@ -25,7 +26,7 @@ pub struct BuildOptions {
 
 impl Default for BuildOptions {
     fn default() -> Self {
-        BuildOptions { cells: 12, layers: 9 }
+        BuildOptions { cells: 8, layers: 9 }
     }
 }
 
@@ -35,7 +36,7 @@ pub struct BuildReport {
     pub columns: usize,
     pub faces: usize,
     pub vertices: usize,
-    /// Grid cells with roots that were dropped because a prism would start flat or inverted.
+    /// Grid cells with roots left without a bundle (a single strand, or a degenerate mean).
     pub dropped_faces: usize,
 }
 
@@ -61,121 +62,54 @@ pub fn build(groom: &Groom, o: &BuildOptions) -> Result<(HairMesh, BuildReport)>
     let nv = (extent.y / cell).ceil() as usize + 1;
     let resampled = resample(groom, layers);
 
-    // Roots binned by grid cell for neighbour queries.
-    let bin = |p: Vec2| -> (i64, i64) {
-        let q = (p - lo) / cell;
-        (q.x.floor() as i64, q.y.floor() as i64)
-    };
-    let mut bins: std::collections::HashMap<(i64, i64), Vec<u32>> = std::collections::HashMap::new();
+    // One bundle per grid cell with strands: a square cross-section around the cell's mean
+    // strand, perpendicular to it, as wide as the strands spread (twice their RMS distance from
+    // the mean, at least `MIN_WIDTH`), carried along the mean by parallel transport from the
+    // scalp normal. Bundles share no vertices (002 §5: a mesh's bundles are split where its
+    // topology says so).
+    let mut cells_of: std::collections::BTreeMap<(i64, i64), Vec<u32>> = std::collections::BTreeMap::new();
     for (i, p) in uv.iter().enumerate() {
-        bins.entry(bin(*p)).or_default().push(i as u32);
+        let q = (*p - lo) / cell;
+        let key = (
+            (q.x.floor() as i64).min(nu as i64 - 2).max(0),
+            (q.y.floor() as i64).min(nv as i64 - 2).max(0),
+        );
+        cells_of.entry(key).or_default().push(i as u32);
     }
-    let sigma = 0.6 * cell;
-    let mut column_of = vec![u32::MAX; nu * nv];
     let mut rest: Vec<Vec3> = Vec::new();
-    for i in 0..nu {
-        for j in 0..nv {
-            let g = lo + Vec2::new(i as f32, j as f32) * cell;
-            let mut w_sum = 0.0f32;
-            let mut col = vec![Vec3::ZERO; layers];
-            let mut near = false;
-            for di in -2..=1 {
-                for dj in -2..=1 {
-                    let Some(list) = bins.get(&(i as i64 + di, j as i64 + dj)) else {
-                        continue;
-                    };
-                    for &s in list {
-                        let d = uv[s as usize].distance(g);
-                        if d > 1.5 * cell {
-                            continue;
-                        }
-                        near |= d <= cell;
-                        let w = (-(d * d) / (2.0 * sigma * sigma)).exp();
-                        for (c, p) in col.iter_mut().zip(resampled.strand(s as usize)) {
-                            *c += w * *p;
-                        }
-                        w_sum += w;
-                    }
-                }
-            }
-            if near && w_sum > 0.0 {
-                column_of[i * nv + j] = (rest.len() / layers) as u32;
-                rest.extend(col.iter().map(|c| *c / w_sum));
-            }
-        }
-    }
     let mut faces = Vec::new();
-    let mut candidates = 0;
-    for i in 0..nu.saturating_sub(1) {
-        for j in 0..nv.saturating_sub(1) {
-            let f = [
-                column_of[i * nv + j],
-                column_of[(i + 1) * nv + j],
-                column_of[(i + 1) * nv + j + 1],
-                column_of[i * nv + j + 1],
-            ];
-            if f.contains(&u32::MAX) {
-                continue;
-            }
-            candidates += 1;
-            faces.push(f.to_vec());
+    let mut dropped = 0;
+    for members in cells_of.values() {
+        if members.len() < 2 {
+            dropped += 1;
+            continue;
         }
+        let inv = 1.0 / members.len() as f32;
+        let mean: Vec<Vec3> = (0..layers)
+            .map(|l| {
+                members
+                    .iter()
+                    .map(|&s| resampled.strand(s as usize)[l])
+                    .sum::<Vec3>()
+                    * inv
+            })
+            .collect();
+        let Some(columns) = bundle_columns(&mean, members, &resampled, center) else {
+            dropped += 1;
+            continue;
+        };
+        let base = (rest.len() / layers) as u32;
+        for col in &columns {
+            rest.extend_from_slice(col);
+        }
+        faces.push(vec![base, base + 1, base + 2, base + 3]);
     }
     if faces.is_empty() {
         return Err(Error::Invalid(format!(
-            "no hair mesh face could be made with {cells} cells across the scalp; try fewer cells"
+            "no hair mesh bundle could be made with {cells} cells across the scalp; try fewer cells"
         )));
     }
-    // Orient faces along their extrusion, then drop those with a flat or inverted corner tet.
-    let keep = |faces: Vec<Vec<u32>>| -> Result<Vec<Vec<u32>>> {
-        let probe = HairMesh {
-            layers,
-            rest: rest.clone(),
-            faces,
-        };
-        let oriented = oriented_faces(&probe);
-        let volumes: Vec<f64> = oriented.iter().map(|f| min_corner_volume(&probe, f)).collect();
-        let mut typical: Vec<f64> = volumes.iter().copied().filter(|v| *v > 0.0).collect();
-        typical.sort_by(f64::total_cmp);
-        let typical = typical.get(typical.len() / 2).copied().unwrap_or(0.0);
-        Ok(oriented
-            .into_iter()
-            .zip(volumes)
-            .filter(|(_, v)| *v > 1e-2 * typical)
-            .map(|(f, _)| f)
-            .collect())
-    };
-    let faces = keep(faces)?;
-    let dropped = candidates - faces.len();
-    if faces.is_empty() {
-        return Err(Error::Invalid(
-            "every hair mesh prism would start flat or inverted; the groom's strands cross too much".into(),
-        ));
-    }
-    // Keep only the columns still used, renumbered in order.
-    let columns = rest.len() / layers;
-    let mut used = vec![u32::MAX; columns];
-    let mut kept_rest = Vec::new();
-    for f in &faces {
-        for &c in f {
-            if used[c as usize] == u32::MAX {
-                used[c as usize] = 0;
-            }
-        }
-    }
-    let mut next = 0u32;
-    for c in 0..columns {
-        if used[c] != u32::MAX {
-            used[c] = next;
-            next += 1;
-            kept_rest.extend_from_slice(&rest[c * layers..(c + 1) * layers]);
-        }
-    }
-    let faces: Vec<Vec<u32>> = faces
-        .iter()
-        .map(|f| f.iter().map(|&c| used[c as usize]).collect())
-        .collect();
-    let mesh = HairMesh::new(layers, kept_rest, faces)?;
+    let mesh = HairMesh::new(layers, rest, faces)?;
     let report = BuildReport {
         columns: mesh.columns(),
         faces: mesh.faces.len(),
@@ -185,38 +119,51 @@ pub fn build(groom: &Groom, o: &BuildOptions) -> Result<(HairMesh, BuildReport)>
     Ok((mesh, report))
 }
 
-/// Faces turned to point along their extrusion (as [`HairMesh::new`] does).
-fn oriented_faces(m: &HairMesh) -> Vec<Vec<u32>> {
-    m.faces
-        .iter()
-        .map(|f| {
-            let mut n = Vec3::ZERO;
-            let mut up = Vec3::ZERO;
-            for i in 0..f.len() {
-                let a = m.rest[m.vertex(f[i], 0) as usize];
-                let b = m.rest[m.vertex(f[(i + 1) % f.len()], 0) as usize];
-                n += a.cross(b);
-                up += m.rest[m.vertex(f[i], 1) as usize] - a;
-            }
-            let mut f = f.clone();
-            if n.dot(up) < 0.0 {
-                f.reverse();
-            }
-            f
-        })
-        .collect()
-}
+/// Narrowest bundle (cm).
+const MIN_WIDTH: f32 = 0.4;
 
-/// Smallest corner-tet volume over the face's prisms.
-fn min_corner_volume(m: &HairMesh, f: &[u32]) -> f64 {
-    let probe = HairMesh {
-        layers: m.layers,
-        rest: Vec::new(),
-        faces: vec![f.to_vec()],
+/// The four corner columns of a bundle around `mean`, or `None` for a degenerate mean strand.
+#[allow(clippy::needless_range_loop)] // l indexes the mean strand and every member strand
+fn bundle_columns(mean: &[Vec3], members: &[u32], strands: &Groom, center: Vec3) -> Option<[Vec<Vec3>; 4]> {
+    let layers = mean.len();
+    let tangent = |l: usize| {
+        let (a, b) = (mean[l.saturating_sub(1)], mean[(l + 1).min(layers - 1)]);
+        (b - a).try_normalize()
     };
-    probe
-        .corner_tets()
-        .iter()
-        .map(|t| tet_volume(&t.map(|i| m.rest[i as usize].as_dvec3())).0)
-        .fold(f64::INFINITY, f64::min)
+    let mut n = (mean[0] - center).try_normalize()?;
+    let mut out: [Vec<Vec3>; 4] = std::array::from_fn(|_| Vec::with_capacity(layers));
+    let mut prev_t: Option<Vec3> = None;
+    for l in 0..layers {
+        let t = tangent(l)?;
+        // Parallel transport of the normal: rotate it by the turn of the tangent.
+        if let Some(pt) = prev_t {
+            let axis = pt.cross(t);
+            if axis.length() > 1e-6 {
+                let q = glam::Quat::from_rotation_arc(pt, t);
+                n = q * n;
+            }
+        }
+        prev_t = Some(t);
+        n = (n - n.dot(t) * t)
+            .try_normalize()
+            .or_else(|| t.any_orthonormal_vector().try_normalize())?;
+        let b = t.cross(n);
+        let spread = (members
+            .iter()
+            .map(|&s| {
+                let d = strands.strand(s as usize)[l] - mean[l];
+                (d - d.dot(t) * t).length_squared()
+            })
+            .sum::<f32>()
+            / members.len() as f32)
+            .sqrt();
+        let half = (2.0 * spread).max(MIN_WIDTH) * 0.5;
+        for (k, (a, c)) in [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)]
+            .into_iter()
+            .enumerate()
+        {
+            out[k].push(mean[l] + half * (a * n + c * b));
+        }
+    }
+    Some(out)
 }

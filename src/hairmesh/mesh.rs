@@ -237,7 +237,7 @@ impl HairMesh {
                 // Out from the scalp at the root's height (hair from higher roots lies further
                 // out, as hair does), then straight down.
                 let out = Vec3::new(az.sin(), 0.0, -az.cos());
-                let depth = p.thickness * (1.0 - j as f32 / (nv - 1) as f32) + 0.5 * seg;
+                let depth = p.row_gap * (nv - 1 - j) as f32 + 0.5 * seg;
                 let first =
                     p.center + Vec3::new(0.0, root.y - p.center.y, 0.0) + (p.radius * el.cos() + depth) * out;
                 rest.push(root);
@@ -431,8 +431,8 @@ pub struct ProceduralMesh {
     /// Elevation of the top row of roots, and the patch's height (degrees).
     pub top_deg: f32,
     pub height_deg: f32,
-    /// How much further out the top row hangs than the bottom row (cm).
-    pub thickness: f32,
+    /// How much further out each row hangs than the row below it (cm).
+    pub row_gap: f32,
 }
 
 impl Default for ProceduralMesh {
@@ -447,7 +447,7 @@ impl Default for ProceduralMesh {
             spread_deg: 60.0,
             top_deg: 10.0,
             height_deg: 30.0,
-            thickness: 3.0,
+            row_gap: 1.5,
         }
     }
 }

@@ -18,7 +18,7 @@
 //! Element forces are assembled in a fixed order on one thread: results are bit-identical run to
 //! run.
 
-use glam::{DVec3, Vec3};
+use glam::{DMat3, DVec3, Vec3};
 use nalgebra_sparse::pattern::SparsityPattern;
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 use serde::Serialize;
@@ -136,6 +136,14 @@ pub struct MeshFrameStats {
     pub min_volume_ratio: f64,
 }
 
+/// Where the solver's time went (seconds, accumulated).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct SolverTiming {
+    pub forces: f64,
+    pub solve: f64,
+    pub collisions: f64,
+}
+
 /// A hair mesh being simulated.
 pub struct HairMeshSim {
     pub mesh: HairMesh,
@@ -159,6 +167,10 @@ pub struct HairMeshSim {
     edges_degree: Vec<f64>,
     /// The substep being solved (s).
     last_h: f64,
+    /// The last solve's velocity change (the next solve's initial guess).
+    prev_dv: Vec<DVec3>,
+    /// Seconds spent assembling forces, solving, and handling collisions.
+    pub timing: SolverTiming,
     /// Contact normals and collider velocities of the vertices corrected in the last step.
     contacts: Vec<Option<(DVec3, DVec3)>>,
 }
@@ -411,6 +423,8 @@ impl HairMeshSim {
             edges_degree: degree,
             contacts: vec![None; n],
             last_h: 0.0,
+            prev_dv: vec![DVec3::ZERO; n],
+            timing: SolverTiming::default(),
             colliders,
             params,
             mesh,
@@ -649,31 +663,57 @@ impl HairMeshSim {
     fn mcg(&self, b: &[DVec3], filter: &[Filter], z: &[DVec3], dv: &mut [DVec3]) -> usize {
         let n = b.len();
         let vals = self.a.values();
-        let inv_p: Vec<DVec3> = (0..n)
+        // Block-Jacobi preconditioner: the inverse of each vertex's 3×3 diagonal block (the
+        // anisotropic along/across stiffness lives there).
+        let inv_p: Vec<DMat3> = (0..n)
             .map(|i| {
                 let s = self.diag_slot[i] as usize;
                 let rl = self.row_len[i] as usize;
-                DVec3::new(1.0 / vals[s], 1.0 / vals[s + rl + 1], 1.0 / vals[s + 2 * rl + 2])
+                let m = DMat3::from_cols_array(&[
+                    vals[s],
+                    vals[s + rl],
+                    vals[s + 2 * rl],
+                    vals[s + 1],
+                    vals[s + rl + 1],
+                    vals[s + 2 * rl + 1],
+                    vals[s + 2],
+                    vals[s + rl + 2],
+                    vals[s + 2 * rl + 2],
+                ]);
+                let inv = m.inverse();
+                if inv.is_finite() {
+                    inv
+                } else {
+                    DMat3::from_diagonal(DVec3::new(
+                        1.0 / vals[s],
+                        1.0 / vals[s + rl + 1],
+                        1.0 / vals[s + 2 * rl + 2],
+                    ))
+                }
             })
             .collect();
-        dv.copy_from_slice(z);
+        // Warm start: the previous step's change in the free directions (smooth motion changes
+        // it little), the prescribed change in the constrained ones.
+        for i in 0..n {
+            dv[i] = z[i] + filter[i].apply(self.prev_dv[i]);
+        }
         let fb: Vec<DVec3> = b.iter().zip(filter).map(|(v, f)| f.apply(*v)).collect();
         // The tolerance is relative to the right-hand side, but never below what one step of
         // gravity asks (near equilibrium the right-hand side vanishes).
         let h = self.last_h;
         let gravity: f64 = (0..n)
-            .map(|i| (h * self.mass[i] * self.params.gravity.max(1.0)).powi(2) * inv_p[i].y)
+            .map(|i| (h * self.mass[i] * self.params.gravity.max(1.0)).powi(2) * inv_p[i].y_axis.y)
             .sum();
         let delta0: f64 = fb
             .iter()
             .zip(&inv_p)
-            .map(|(v, p)| v.dot(*v * *p))
+            .map(|(v, p)| v.dot(*p * *v))
             .sum::<f64>()
             .max(gravity);
         let mut q = vec![DVec3::ZERO; n];
         Self::mul(&self.a, dv, &mut q);
         let mut r: Vec<DVec3> = (0..n).map(|i| filter[i].apply(b[i] - q[i])).collect();
-        let mut c: Vec<DVec3> = (0..n).map(|i| filter[i].apply(r[i] * inv_p[i])).collect();
+        let mut c: Vec<DVec3> = (0..n).map(|i| filter[i].apply(inv_p[i] * r[i])).collect();
         let mut delta: f64 = r.iter().zip(&c).map(|(a, b)| a.dot(*b)).sum();
         let tol = self.params.cg_tolerance * self.params.cg_tolerance * delta0;
         let mut it = 0;
@@ -691,17 +731,14 @@ impl HairMeshSim {
             for i in 0..n {
                 dv[i] += alpha * c[i];
                 r[i] -= alpha * q[i];
-                new_delta += r[i].dot(r[i] * inv_p[i]);
+                new_delta += r[i].dot(inv_p[i] * r[i]);
             }
             let beta = new_delta / delta;
             delta = new_delta;
             for i in 0..n {
-                c[i] = filter[i].apply(r[i] * inv_p[i] + beta * c[i]);
+                c[i] = filter[i].apply(inv_p[i] * r[i] + beta * c[i]);
             }
             it += 1;
-            if std::env::var_os("TRESS_CG_TRACE").is_some() && it % 10 == 0 {
-                eprintln!("cg {it}: {:.3e}", (delta / delta0).sqrt());
-            }
         }
         it
     }
@@ -722,11 +759,17 @@ impl HairMeshSim {
                 z[i] = (vobj - self.v[i]).dot(nrm) * nrm;
             }
         }
+        let clock = std::time::Instant::now();
         let mut b = vec![DVec3::ZERO; n];
         self.assemble(h, &mut b);
         self.last_h = h;
+        let assembled = clock.elapsed().as_secs_f64();
         let mut dv = vec![DVec3::ZERO; n];
         stats.cg_iterations += self.mcg(&b, &filter, &z, &mut dv);
+        self.prev_dv.copy_from_slice(&dv);
+        let solved = clock.elapsed().as_secs_f64();
+        self.timing.forces += assembled;
+        self.timing.solve += solved - assembled;
         for i in 0..n {
             self.v[i] += dv[i];
             self.x[i] += h * self.v[i];
@@ -740,6 +783,7 @@ impl HairMeshSim {
             )));
         }
         self.collide(h, t1, stats);
+        self.timing.collisions += clock.elapsed().as_secs_f64() - solved;
         Ok(())
     }
 

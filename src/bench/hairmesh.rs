@@ -1,0 +1,117 @@
+//! `tress bench hairmesh`: hair-mesh solver cost per frame at the sizes 002 §4 reports (215,
+//! 361 and 2305 vertices: 4.8, 6 and 36 ms per frame on a 3.2 GHz i7-3930K, one thread), on one
+//! thread, with the `walk` motion on a spherical head. The paper gives neither its time step nor
+//! its iteration counts; both are printed here. Its claim that the cost is about linear in the
+//! vertex count is checked by the ms per 1000 vertices of each size.
+
+use glam::Vec3;
+use serde::Serialize;
+
+use crate::collide::{Collider, Colliders, Follow, Sphere};
+use crate::error::Result;
+use crate::hairmesh::{HairMesh, HairMeshParams, HairMeshSim, ProceduralMesh};
+use crate::motion::{HeadTrack, Pose, RandomMotion};
+
+#[derive(Debug, Serialize)]
+pub struct Case {
+    pub vertices: usize,
+    pub tets: usize,
+    pub paper_ms: f64,
+    pub ms_per_frame: f64,
+    pub ms_per_1000_vertices: f64,
+    pub forces_ms: f64,
+    pub solve_ms: f64,
+    pub collisions_ms: f64,
+    pub cg_iterations_per_step: f64,
+    /// With conjugate gradients capped at 30 iterations.
+    pub capped_ms_per_frame: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub frames: usize,
+    pub fps: f64,
+    pub substeps: u32,
+    pub cg_tolerance: f64,
+    pub motion: String,
+    pub cases: Vec<Case>,
+}
+
+fn head(track: HeadTrack) -> Colliders {
+    Colliders {
+        parts: vec![Collider {
+            name: "head".into(),
+            shape: Box::new(Sphere {
+                center: Vec3::ZERO,
+                radius: 9.0,
+            }),
+            offset: Pose::IDENTITY,
+            follows: Follow::Head,
+        }],
+        head: track,
+        torso: HeadTrack::still(Pose::IDENTITY),
+        props: Vec::new(),
+    }
+}
+
+fn time(
+    mesh: &HairMesh,
+    params: &HairMeshParams,
+    track: &HeadTrack,
+    frames: usize,
+    fps: f64,
+) -> Result<(f64, HairMeshSim, usize)> {
+    let mut sim = HairMeshSim::new(mesh.clone(), params.clone(), Some(head(track.clone())), 0.0)?;
+    let mut cg = 0;
+    let t = std::time::Instant::now();
+    for _ in 0..frames {
+        cg += sim.step_frame(1.0 / fps)?.cg_iterations;
+    }
+    Ok((1000.0 * t.elapsed().as_secs_f64() / frames as f64, sim, cg))
+}
+
+pub fn run(frames: usize) -> Result<Report> {
+    let fps = 24.0;
+    let frames = frames.max(1);
+    let track = RandomMotion::preset("walk")?.track()?;
+    let params = HairMeshParams::default();
+    let mut cases = Vec::new();
+    // Columns × layers near the paper's vertex counts.
+    for (cols, layers, paper) in [(6, 6, 4.8), (6, 10, 6.0), (12, 16, 36.0)] {
+        let mesh = HairMesh::procedural(&ProceduralMesh {
+            columns_u: cols,
+            columns_v: cols,
+            layers,
+            length: 30.0,
+            ..Default::default()
+        })?;
+        let n = mesh.vertex_count();
+        let (ms, sim, cg) = time(&mesh, &params, &track, frames, fps)?;
+        let capped = HairMeshParams {
+            cg_max_iterations: 30,
+            ..params.clone()
+        };
+        let (capped_ms, ..) = time(&mesh, &capped, &track, frames, fps)?;
+        let per = |s: f64| 1000.0 * s / frames as f64;
+        cases.push(Case {
+            vertices: n,
+            tets: sim.tet_count(),
+            paper_ms: paper,
+            ms_per_frame: ms,
+            ms_per_1000_vertices: ms / n as f64 * 1000.0,
+            forces_ms: per(sim.timing.forces),
+            solve_ms: per(sim.timing.solve),
+            collisions_ms: per(sim.timing.collisions),
+            cg_iterations_per_step: cg as f64 / (frames as f64 * params.substeps as f64),
+            capped_ms_per_frame: capped_ms,
+        });
+    }
+    Ok(Report {
+        frames,
+        fps,
+        substeps: params.substeps,
+        cg_tolerance: params.cg_tolerance,
+        motion: "walk".into(),
+        cases,
+    })
+}

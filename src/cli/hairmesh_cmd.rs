@@ -1,0 +1,431 @@
+//! `tress hairmesh`: hair meshes built around grooms and simulated as volumes, with render
+//! strands inside (see `crate::hairmesh`).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use super::motion_cmd::MotionArgs;
+use super::report::{num, output_file, thousands};
+use crate::cache::{CacheInfo, SinkOptions, create_sink, parse_frame_range};
+use crate::error::{Error, Result};
+use crate::groom::{Groom, Transform};
+use crate::hairmesh::{BuildOptions, HairMesh, HairMeshParams, HairMeshSim, RenderStrands, build, simulate};
+use crate::motion::{HeadTrack, Pose};
+use crate::scene::{SceneGroom, body_params, colliders, head_shape, load_groom, place_track};
+
+#[derive(Debug, Subcommand)]
+pub enum HairmeshCommand {
+    /// Build a hair mesh around a groom's strands and write it (OBJ + .hairmesh sidecar).
+    Build(BuildArgs),
+    /// Simulate a hair mesh on a moving head and write the strands inside it as a cache.
+    Simulate(Box<SimulateArgs>),
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// Groom file or procedural preset (straight, wavy, curly).
+    #[arg(long, value_name = "FILE|PRESET")]
+    pub groom: String,
+    /// Strands of a procedural groom preset.
+    #[arg(long)]
+    pub strands: Option<usize>,
+    #[command(flatten)]
+    pub mesh: MeshShape,
+    #[command(flatten)]
+    pub space: super::InputSpace,
+    /// The mesh to write (.obj; its topology goes to NAME.hairmesh beside it).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Print the result as JSON on standard output (errors too: {"error", "exit_code"}).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How finely a mesh is built from a groom.
+#[derive(Debug, Args, Clone)]
+pub struct MeshShape {
+    /// Bundles across the scalp: the roots are grouped by a grid this many cells wide, one
+    /// bundle per cell with strands.
+    #[arg(long, default_value_t = 8)]
+    pub cells: usize,
+    /// Vertex layers from root to tip, the root included.
+    #[arg(long, default_value_t = 9)]
+    pub layers: usize,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).multiple(true).args(["groom", "mesh"])))]
+pub struct SimulateArgs {
+    /// Groom file or procedural preset: without --mesh a mesh is built around it; its strands
+    /// are carried inside the mesh.
+    #[arg(long, value_name = "FILE|PRESET")]
+    pub groom: Option<String>,
+    /// Strands of a procedural groom preset; with --mesh alone, strands generated in the mesh.
+    #[arg(long)]
+    pub strands: Option<usize>,
+    /// A hair mesh (.obj with its .hairmesh sidecar, from `tress hairmesh build` or a DCC tool).
+    #[arg(long, value_name = "OBJ")]
+    pub mesh: Option<PathBuf>,
+    /// With --mesh alone: points per generated strand.
+    #[arg(long, default_value_t = 16)]
+    pub points: usize,
+    /// With --mesh alone: seed of the generated strands.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub shape: MeshShape,
+    /// Head collider: procedural (a procedural groom's cranium), sphere (an ellipsoid fitted
+    /// to the roots), none, or a mesh (.obj, .glb, .abc) / .sdf file. Default: procedural for
+    /// presets, sphere otherwise.
+    #[arg(long, value_name = "MESH|sphere|procedural|none")]
+    pub head: Option<String>,
+    /// Body colliders under the head: default (neck and shoulders), head_only, or a TOML file.
+    #[arg(long, value_name = "PRESET|FILE")]
+    pub body: Option<String>,
+    /// A motion preset (gentle, walk, turn, violent) or a TOML file of one [default: still].
+    #[arg(long, value_name = "PRESET|FILE", group = "motion_source")]
+    pub motion: Option<String>,
+    /// Head motion from a glTF / GLB file (with --node: that joint).
+    #[arg(long, group = "motion_source")]
+    pub gltf: Option<PathBuf>,
+    /// The glTF node (joint) that carries the head.
+    #[arg(long, requires = "gltf")]
+    pub node: Option<String>,
+    /// Head motion from an Alembic transform (--xform PATH).
+    #[arg(long, group = "motion_source", requires = "xform")]
+    pub abc: Option<PathBuf>,
+    /// The Alembic transform (object path) whose animation is the head.
+    #[arg(long, requires = "abc")]
+    pub xform: Option<String>,
+    /// Head motion from a CSV or JSON track file.
+    #[arg(long, group = "motion_source")]
+    pub track: Option<PathBuf>,
+    /// Output frames, inclusive.
+    #[arg(long, value_name = "A-B", default_value = "1001-1100")]
+    pub frames: String,
+    /// Frames per second.
+    #[arg(long, default_value_t = 24.0)]
+    pub fps: f64,
+    /// Implicit steps per frame.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub substeps: Option<u32>,
+    /// Leave out the deformation minimization after collisions (to see what it does).
+    #[arg(long)]
+    pub no_minimize: bool,
+    #[command(flatten)]
+    pub space: super::InputSpace,
+    /// Cell size (cm) of head mesh distance grids.
+    #[arg(long, default_value_t = 0.2)]
+    pub sdf_cell: f32,
+    /// Outputs: .abc, .tcache, or a PLY sequence pattern (hair.####.ply); repeat for several.
+    #[arg(short, long, required = true)]
+    pub output: Vec<PathBuf>,
+    /// Also write the mesh at rest (.obj + .hairmesh), e.g. the one built from the groom.
+    #[arg(long, value_name = "OBJ")]
+    pub save_mesh: Option<PathBuf>,
+    /// Print the result as JSON on standard output (errors too: {"error", "exit_code"}).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(c: &HairmeshCommand) -> Result<()> {
+    match c {
+        HairmeshCommand::Build(a) => run_build(a),
+        HairmeshCommand::Simulate(a) => run_simulate(a),
+    }
+}
+
+fn transform(space: &super::InputSpace) -> Result<Transform> {
+    if !(space.scale > 0.0 && space.scale.is_finite()) {
+        return Err(Error::Invalid("--scale must be positive".into()));
+    }
+    Ok(Transform {
+        scale: space.scale,
+        up: space.up,
+    })
+}
+
+fn build_options(s: &MeshShape) -> Result<BuildOptions> {
+    if !(1..=256).contains(&s.cells) || !(2..=64).contains(&s.layers) {
+        return Err(Error::Invalid("--cells must be 1–256 and --layers 2–64".into()));
+    }
+    Ok(BuildOptions {
+        cells: s.cells,
+        layers: s.layers,
+    })
+}
+
+fn run_build(a: &BuildArgs) -> Result<()> {
+    let t = transform(&a.space)?;
+    let scene = load_groom(&a.groom, &t, a.strands)?;
+    let (mesh, report) = build(&scene.groom, &build_options(&a.mesh)?)?;
+    if a.output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+        != Some("obj")
+    {
+        return Err(Error::Invalid(format!(
+            "{}: a hair mesh is written as .obj (with its .hairmesh sidecar)",
+            a.output.display()
+        )));
+    }
+    mesh.write(&a.output)?;
+    let sidecar = HairMesh::sidecar(&a.output);
+    if a.json {
+        let doc = json!({
+            "groom": scene.source,
+            "columns": report.columns,
+            "faces": report.faces,
+            "layers": mesh.layers,
+            "vertices": report.vertices,
+            "dropped_faces": report.dropped_faces,
+            "outputs": [a.output.display().to_string(), sidecar.display().to_string()],
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+    } else {
+        eprintln!(
+            "hair mesh: {} columns × {} layers = {} vertices, {} root faces{}",
+            thousands(report.columns as u64),
+            mesh.layers,
+            thousands(report.vertices as u64),
+            thousands(report.faces as u64),
+            if report.dropped_faces > 0 {
+                format!(
+                    " ({} grid cells with a single strand left without a bundle)",
+                    report.dropped_faces
+                )
+            } else {
+                String::new()
+            }
+        );
+        output_file(&a.output);
+        output_file(&sidecar);
+    }
+    Ok(())
+}
+
+fn motion(a: &SimulateArgs) -> MotionArgs {
+    MotionArgs {
+        preset: a.motion.clone(),
+        gltf: a.gltf.clone(),
+        node: a.node.clone(),
+        abc: a.abc.clone(),
+        xform: a.xform.clone(),
+        track: a.track.clone(),
+        ..Default::default()
+    }
+}
+
+fn run_simulate(a: &SimulateArgs) -> Result<()> {
+    if !(a.fps > 0.0 && a.fps.is_finite()) {
+        return Err(Error::Invalid("--fps must be positive".into()));
+    }
+    let t = transform(&a.space)?;
+    let (first, last) = parse_frame_range(&a.frames)?;
+    if first.fract() != 0.0 || last.fract() != 0.0 {
+        return Err(Error::Invalid(format!(
+            "--frames {}: whole frame numbers, please",
+            a.frames
+        )));
+    }
+    let (first, last) = (first as i64, last as i64);
+    for (i, o) in a.output.iter().enumerate() {
+        if a.output[..i].contains(o) {
+            return Err(Error::Invalid(format!(
+                "{} is given twice as an output",
+                o.display()
+            )));
+        }
+    }
+    let scene = match &a.groom {
+        Some(g) => Some(load_groom(g, &t, a.strands)?),
+        None => None,
+    };
+    let mut dropped = 0;
+    let mesh = match (&a.mesh, &scene) {
+        (Some(path), _) => HairMesh::read(path)?,
+        (None, Some(s)) => {
+            let (m, r) = build(&s.groom, &build_options(&a.shape)?)?;
+            dropped = r.dropped_faces;
+            m
+        }
+        (None, None) => unreachable!("clap requires --groom or --mesh"),
+    };
+    if let Some(path) = &a.save_mesh {
+        mesh.write(path)?;
+    }
+    let strands = match &scene {
+        Some(s) => RenderStrands::embed(&mesh, &s.groom),
+        None => RenderStrands::generate(
+            &mesh,
+            a.strands.unwrap_or(5000).clamp(1, 10_000_000),
+            a.points.clamp(2, 10_000),
+            a.seed,
+        ),
+    };
+    let topology = match &scene {
+        Some(s) => s.groom.to_strands(),
+        None => {
+            let mut p = Vec::new();
+            strands.positions(&mesh, &mesh.rest, &mut p);
+            Groom::new(p, strands.counts.clone(), Default::default())?.to_strands()
+        }
+    };
+    // The head: fitted to the groom's roots, or to the mesh's root layer without a groom.
+    let head_scene = match scene {
+        Some(s) => s,
+        None => {
+            let columns: Vec<glam::Vec3> = mesh.rest.clone();
+            SceneGroom {
+                groom: Groom::uniform(columns, mesh.layers, Default::default())?,
+                procedural: None,
+                tfx_shapes: None,
+                source: a
+                    .mesh
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            }
+        }
+    };
+    let head_spec = a.head.clone().unwrap_or_else(|| {
+        if head_scene.procedural.is_some() {
+            "procedural".into()
+        } else {
+            "sphere".into()
+        }
+    });
+    let start = first as f64 / a.fps;
+    let m = motion(a);
+    let (track, motion_what) = if m.is_given() {
+        let (track, report) = m.source().load(a.fps)?;
+        (place_track(track, m.preset.is_none(), &t, start), report.source)
+    } else {
+        (HeadTrack::still(Pose::IDENTITY), "still head".to_string())
+    };
+    let (colliders, head_what) = if head_spec == "none" {
+        let c = crate::collide::Colliders {
+            parts: Vec::new(),
+            head: track,
+            torso: HeadTrack::still(Pose::IDENTITY),
+            props: Vec::new(),
+        };
+        (c, "none".to_string())
+    } else {
+        let (head, what) = head_shape(&head_spec, &head_scene, &t, a.sdf_cell)?;
+        let body = body_params(a.body.as_deref(), &head)?;
+        (colliders(head, &body, track), what)
+    };
+    let mut params = HairMeshParams::default();
+    if let Some(k) = a.substeps {
+        params.substeps = k;
+    }
+    params.minimize_deformation = !a.no_minimize;
+    let mut sim = HairMeshSim::new(mesh, params, Some(colliders), start)?;
+    let info = CacheInfo {
+        topology,
+        fps: a.fps,
+        frames: Vec::new(),
+    };
+    let mut sinks = Vec::new();
+    for o in &a.output {
+        sinks.push(create_sink(o, &info, first as f64, &SinkOptions::default())?);
+    }
+    if !a.json {
+        eprintln!(
+            "hair mesh {} columns × {} layers = {} vertices, {} tets{}",
+            sim.mesh.columns(),
+            sim.mesh.layers,
+            thousands(sim.mesh.vertex_count() as u64),
+            thousands(sim.tet_count() as u64),
+            if dropped > 0 {
+                format!(" ({dropped} grid cells without a bundle)")
+            } else {
+                String::new()
+            }
+        );
+        eprintln!(
+            "strands   {} ({} points), {}",
+            thousands(strands.counts.len() as u64),
+            thousands(strands.point_count() as u64),
+            if a.groom.is_some() {
+                "the groom's, carried in the mesh"
+            } else {
+                "generated in the mesh"
+            }
+        );
+        eprintln!("head      {head_what}");
+        eprintln!("motion    {motion_what}");
+        eprintln!("steps     {} per frame", sim.params.substeps);
+    }
+    let frames = (last - first + 1).max(0) as u64;
+    let tty = std::io::stderr().is_terminal() && !a.json;
+    let bar = if tty {
+        let b = ProgressBar::new(frames);
+        b.set_style(
+            ProgressStyle::with_template("{spinner} frame {msg} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}")
+                .expect("template")
+                .progress_chars("=> "),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let started = Instant::now();
+    let quiet = a.json;
+    let result = simulate(&mut sim, &strands, first, last, a.fps, sinks, &mut |frame, _| {
+        bar.set_message(frame.to_string());
+        bar.inc(1);
+        if !tty && !quiet && ((frame - first) % 25 == 0 || frame == last) {
+            eprintln!(
+                "frame {frame} ({}/{frames}) {:.1} ms/frame",
+                frame - first + 1,
+                1000.0 * started.elapsed().as_secs_f64() / (frame - first + 1) as f64
+            );
+        }
+        true
+    });
+    bar.finish_and_clear();
+    let (report, files) = result?;
+    if a.json {
+        let doc = json!({
+            "vertices": report.vertices,
+            "tets": report.tets,
+            "strands": strands.counts.len(),
+            "frames": report.frames,
+            "substeps": report.substeps,
+            "ms_per_frame": report.ms_per_frame,
+            "cg_iterations": report.cg_iterations,
+            "deepest_penetration": report.deepest_penetration,
+            "internal_penetrations": report.internal_penetrations,
+            "min_volume_ratio": report.min_volume_ratio,
+            "rest_error": report.rest_error,
+            "head": head_what,
+            "motion": motion_what,
+            "params": sim.params,
+            "outputs": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+    } else {
+        eprintln!(
+            "simulated {} frames: {} ms/frame ({} conjugate-gradient iterations per step); deepest penetration {} mm; smallest volume ratio {}; {} cm from rest at the end",
+            report.frames,
+            num(report.ms_per_frame),
+            num(report.cg_iterations),
+            num(report.deepest_penetration as f64 * 10.0),
+            num(report.min_volume_ratio),
+            num(report.rest_error)
+        );
+        for f in &files {
+            output_file(f);
+        }
+    }
+    Ok(())
+}
