@@ -6,7 +6,7 @@ mod common;
 use serde_json::Value;
 
 use glam::{DVec3, Vec3};
-use tress::collide::{Collider, Colliders, Follow, Sphere};
+use tress::collide::{Colliders, Sphere};
 use tress::hairmesh::{HairMesh, HairMeshParams, HairMeshSim, ProceduralMesh};
 use tress::motion::random::RandomMotion;
 use tress::motion::{HeadTrack, Pose};
@@ -27,20 +27,11 @@ fn mesh(columns: usize) -> HairMesh {
 }
 
 fn head(track: HeadTrack) -> Colliders {
-    Colliders {
-        parts: vec![Collider {
-            name: "head".into(),
-            shape: Box::new(Sphere {
-                center: Vec3::ZERO,
-                radius: HEAD_RADIUS,
-            }),
-            offset: Pose::IDENTITY,
-            follows: Follow::Head,
-        }],
-        head: track,
-        torso: HeadTrack::still(Pose::IDENTITY),
-        props: Vec::new(),
-    }
+    let sphere = Sphere {
+        center: Vec3::ZERO,
+        radius: HEAD_RADIUS,
+    };
+    Colliders::on_head(vec![("head", Box::new(sphere))], track)
 }
 
 fn run(sim: &mut HairMeshSim, frames: usize) -> Vec<tress::hairmesh::MeshFrameStats> {
@@ -307,36 +298,27 @@ fn build_then_simulate_from_the_command_line() {
     assert_eq!(src.info().topology.counts.len(), 300);
 
     // Bad input is named: a sidecar that is not JSON, a mesh without one.
-    std::fs::write(HairMesh::sidecar(&mesh), "layers = 9").unwrap();
-    let o = common::tress(&[
-        "hairmesh",
-        "simulate",
-        "--mesh",
-        mesh.to_str().unwrap(),
-        "--frames",
-        "1-2",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_ne!(o.status.code(), Some(0));
-    assert!(
-        common::stderr(&o).contains("bob.hairmesh:1"),
-        "{}",
+    let simulate_fails = || {
+        let args = [
+            "hairmesh",
+            "simulate",
+            "--mesh",
+            mesh.to_str().unwrap(),
+            "--frames",
+            "1-2",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        let o = common::tress(&args);
+        assert_ne!(o.status.code(), Some(0));
         common::stderr(&o)
-    );
+    };
+    std::fs::write(HairMesh::sidecar(&mesh), "layers = 9").unwrap();
+    let e = simulate_fails();
+    assert!(e.contains("bob.hairmesh:1"), "{e}");
     std::fs::remove_file(HairMesh::sidecar(&mesh)).unwrap();
-    let o = common::tress(&[
-        "hairmesh",
-        "simulate",
-        "--mesh",
-        mesh.to_str().unwrap(),
-        "--frames",
-        "1-2",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_ne!(o.status.code(), Some(0));
-    assert!(common::stderr(&o).contains("sidecar"), "{}", common::stderr(&o));
+    let e = simulate_fails();
+    assert!(e.contains("sidecar"), "{e}");
 }
 
 /// The strands of a simulated groom read back through the official Alembic library without a

@@ -7,10 +7,10 @@
 use glam::Vec3;
 use serde::Serialize;
 
-use crate::collide::{Collider, Colliders, Follow, Sphere};
+use crate::collide::{Colliders, Sphere};
 use crate::error::Result;
 use crate::hairmesh::{HairMesh, HairMeshParams, HairMeshSim, ProceduralMesh};
-use crate::motion::{HeadTrack, Pose, RandomMotion};
+use crate::motion::{HeadTrack, RandomMotion};
 
 #[derive(Debug, Serialize)]
 pub struct Case {
@@ -38,20 +38,11 @@ pub struct Report {
 }
 
 fn head(track: HeadTrack) -> Colliders {
-    Colliders {
-        parts: vec![Collider {
-            name: "head".into(),
-            shape: Box::new(Sphere {
-                center: Vec3::ZERO,
-                radius: 9.0,
-            }),
-            offset: Pose::IDENTITY,
-            follows: Follow::Head,
-        }],
-        head: track,
-        torso: HeadTrack::still(Pose::IDENTITY),
-        props: Vec::new(),
-    }
+    let sphere = Sphere {
+        center: Vec3::ZERO,
+        radius: 9.0,
+    };
+    Colliders::on_head(vec![("head", Box::new(sphere))], track)
 }
 
 fn time(

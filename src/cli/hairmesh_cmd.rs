@@ -1,12 +1,9 @@
 //! `tress hairmesh`: hair meshes built around grooms and simulated as volumes, with render
 //! strands inside (see `crate::hairmesh`).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use super::motion_cmd::MotionArgs;
@@ -16,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::groom::{Groom, Transform};
 use crate::hairmesh::{BuildOptions, HairMesh, HairMeshParams, HairMeshSim, RenderStrands, build, simulate};
 use crate::motion::{HeadTrack, Pose};
+use crate::pipeline::progress::FrameProgress;
 use crate::scene::{SceneGroom, body_params, colliders, head_shape, load_groom, place_track};
 
 #[derive(Debug, Subcommand)]
@@ -311,13 +309,10 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
         (HeadTrack::still(Pose::IDENTITY), "still head".to_string())
     };
     let (colliders, head_what) = if head_spec == "none" {
-        let c = crate::collide::Colliders {
-            parts: Vec::new(),
-            head: track,
-            torso: HeadTrack::still(Pose::IDENTITY),
-            props: Vec::new(),
-        };
-        (c, "none".to_string())
+        (
+            crate::collide::Colliders::on_head(Vec::new(), track),
+            "none".to_string(),
+        )
     } else {
         let (head, what) = head_shape(&head_spec, &head_scene, &t, a.sdf_cell)?;
         let body = body_params(a.body.as_deref(), &head)?;
@@ -366,33 +361,12 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
         eprintln!("steps     {} per frame", sim.params.substeps);
     }
     let frames = (last - first + 1).max(0) as u64;
-    let tty = std::io::stderr().is_terminal() && !a.json;
-    let bar = if tty {
-        let b = ProgressBar::new(frames);
-        b.set_style(
-            ProgressStyle::with_template("{spinner} frame {msg} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}")
-                .expect("template")
-                .progress_chars("=> "),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    let started = Instant::now();
-    let quiet = a.json;
+    let mut progress = FrameProgress::new("hairmesh", frames, a.json);
     let result = simulate(&mut sim, &strands, first, last, a.fps, sinks, &mut |frame, _| {
-        bar.set_message(frame.to_string());
-        bar.inc(1);
-        if !tty && !quiet && ((frame - first) % 25 == 0 || frame == last) {
-            eprintln!(
-                "frame {frame} ({}/{frames}) {:.1} ms/frame",
-                frame - first + 1,
-                1000.0 * started.elapsed().as_secs_f64() / (frame - first + 1) as f64
-            );
-        }
+        progress.tick(frame);
         true
     });
-    bar.finish_and_clear();
+    progress.finish();
     let (report, files) = result?;
     if a.json {
         let doc = json!({

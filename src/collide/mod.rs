@@ -65,6 +65,25 @@ pub struct Colliders {
 }
 
 impl Colliders {
+    /// Shapes on the head moving with `track`, no torso or props (tests, benchmarks, `--head
+    /// none` with no shape at all).
+    pub fn on_head(shapes: Vec<(&str, Box<dyn Shape>)>, track: HeadTrack) -> Colliders {
+        Colliders {
+            parts: shapes
+                .into_iter()
+                .map(|(name, shape)| Collider {
+                    name: name.to_string(),
+                    shape,
+                    offset: Pose::IDENTITY,
+                    follows: Follow::Head,
+                })
+                .collect(),
+            head: track,
+            torso: HeadTrack::still(Pose::IDENTITY),
+            props: Vec::new(),
+        }
+    }
+
     pub fn track(&self, f: Follow) -> &HeadTrack {
         match f {
             Follow::Head => &self.head,

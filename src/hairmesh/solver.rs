@@ -165,8 +165,6 @@ pub struct HairMeshSim {
     diag_slot: Vec<u32>,
     laplacian: CsrMatrix<f64>,
     edges_degree: Vec<f64>,
-    /// The substep being solved (s).
-    last_h: f64,
     /// The last solve's velocity change (the next solve's initial guess).
     prev_dv: Vec<DVec3>,
     /// Seconds spent assembling forces, solving, and handling collisions.
@@ -422,7 +420,6 @@ impl HairMeshSim {
             laplacian,
             edges_degree: degree,
             contacts: vec![None; n],
-            last_h: 0.0,
             prev_dv: vec![DVec3::ZERO; n],
             timing: SolverTiming::default(),
             colliders,
@@ -660,7 +657,7 @@ impl HairMeshSim {
 
     /// The Modified Conjugate Gradient method (Baraff & Witkin §5.3): solves `A Δv = b` with
     /// `Δv = z` in the constrained directions. Returns the iterations.
-    fn mcg(&self, b: &[DVec3], filter: &[Filter], z: &[DVec3], dv: &mut [DVec3]) -> usize {
+    fn mcg(&self, h: f64, b: &[DVec3], filter: &[Filter], z: &[DVec3], dv: &mut [DVec3]) -> usize {
         let n = b.len();
         let vals = self.a.values();
         // Block-Jacobi preconditioner: the inverse of each vertex's 3×3 diagonal block (the
@@ -700,7 +697,6 @@ impl HairMeshSim {
         let fb: Vec<DVec3> = b.iter().zip(filter).map(|(v, f)| f.apply(*v)).collect();
         // The tolerance is relative to the right-hand side, but never below what one step of
         // gravity asks (near equilibrium the right-hand side vanishes).
-        let h = self.last_h;
         let gravity: f64 = (0..n)
             .map(|i| (h * self.mass[i] * self.params.gravity.max(1.0)).powi(2) * inv_p[i].y_axis.y)
             .sum();
@@ -762,10 +758,9 @@ impl HairMeshSim {
         let clock = std::time::Instant::now();
         let mut b = vec![DVec3::ZERO; n];
         self.assemble(h, &mut b);
-        self.last_h = h;
         let assembled = clock.elapsed().as_secs_f64();
         let mut dv = vec![DVec3::ZERO; n];
-        stats.cg_iterations += self.mcg(&b, &filter, &z, &mut dv);
+        stats.cg_iterations += self.mcg(h, &b, &filter, &z, &mut dv);
         self.prev_dv.copy_from_slice(&dv);
         let solved = clock.elapsed().as_secs_f64();
         self.timing.forces += assembled;
@@ -796,10 +791,10 @@ impl HairMeshSim {
         self.contacts.iter_mut().for_each(|c| *c = None);
         let Some(colliders) = &self.colliders else { return };
         let frame = colliders.at(t1);
-        let before = self.x.clone();
+        // Positions before correction, copied when the first vertex is corrected.
+        let mut before: Option<Vec<DVec3>> = None;
         let skin = self.params.skin;
         let mut fixed = vec![false; self.x.len()];
-        let mut any = false;
         for i in 0..self.x.len() {
             if self.mesh.layer_of(i) == 0 {
                 fixed[i] = true;
@@ -817,6 +812,7 @@ impl HairMeshSim {
             }
             let nrm = c.normal.as_dvec3();
             let vobj = c.velocity.as_dvec3();
+            before.get_or_insert_with(|| self.x.clone());
             self.x[i] += (skin - d) * nrm;
             let mut rel = self.v[i] - vobj;
             let vn = rel.dot(nrm);
@@ -830,10 +826,11 @@ impl HairMeshSim {
             }
             self.v[i] = vobj + rel;
             fixed[i] = true;
-            any = true;
             stats.corrected += 1;
         }
-        if any && self.params.minimize_deformation {
+        if let Some(before) = before
+            && self.params.minimize_deformation
+        {
             stats.minimization_iterations += self.minimize(&before, &fixed);
         }
     }
@@ -916,18 +913,20 @@ mod tests {
         .unwrap()
     }
 
+    /// A simulation of the test mesh with every vertex moved by up to `amplitude` cm.
+    fn deformed(amplitude: f64) -> HairMeshSim {
+        let mut sim = HairMeshSim::new(mesh(), HairMeshParams::default(), None, 0.0).unwrap();
+        for (i, x) in sim.x.iter_mut().enumerate() {
+            let i = i as f64;
+            *x += amplitude * DVec3::new((i * 0.7).sin(), (i * 1.1).cos(), (i * 0.3).sin());
+        }
+        sim
+    }
+
     #[test]
     fn system_matrix_is_symmetric_positive_definite() {
-        let mut sim = HairMeshSim::new(mesh(), HairMeshParams::default(), None, 0.0).unwrap();
-        // Deform a little so every term is active.
-        for (i, x) in sim.x.iter_mut().enumerate() {
-            *x += 0.3
-                * DVec3::new(
-                    (i as f64 * 0.7).sin(),
-                    (i as f64 * 1.1).cos(),
-                    (i as f64 * 0.3).sin(),
-                );
-        }
+        // Deformed a little so every term is active.
+        let mut sim = deformed(0.3);
         let n = sim.x.len();
         let mut b = vec![DVec3::ZERO; n];
         sim.assemble(1.0 / 48.0, &mut b);
@@ -942,15 +941,7 @@ mod tests {
     /// energy, by finite differences: checks every element's scatter into the system.
     #[test]
     fn assembled_forces_are_minus_the_energy_gradient() {
-        let mut sim = HairMeshSim::new(mesh(), HairMeshParams::default(), None, 0.0).unwrap();
-        for (i, x) in sim.x.iter_mut().enumerate() {
-            *x += 0.4
-                * DVec3::new(
-                    (i as f64 * 0.7).sin(),
-                    (i as f64 * 1.1).cos(),
-                    (i as f64 * 0.3).sin(),
-                );
-        }
+        let mut sim = deformed(0.4);
         let n = sim.x.len();
         let h = 1.0 / 48.0;
         let mut b = vec![DVec3::ZERO; n];
