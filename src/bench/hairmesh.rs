@@ -25,6 +25,9 @@ pub struct Case {
     pub cg_iterations_per_step: f64,
     /// With conjugate gradients capped at 30 iterations.
     pub capped_ms_per_frame: f64,
+    /// With one implicit step per frame (002's "large time steps"), and its iterations.
+    pub one_step_ms_per_frame: f64,
+    pub one_step_cg_iterations: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -83,6 +86,11 @@ pub fn run(frames: usize) -> Result<Report> {
             ..params.clone()
         };
         let (capped_ms, ..) = time(&mesh, &capped, &track, frames, fps)?;
+        let one = HairMeshParams {
+            substeps: 1,
+            ..params.clone()
+        };
+        let (one_ms, _, one_cg) = time(&mesh, &one, &track, frames, fps)?;
         let per = |s: f64| 1000.0 * s / frames as f64;
         cases.push(Case {
             vertices: n,
@@ -95,6 +103,8 @@ pub fn run(frames: usize) -> Result<Report> {
             collisions_ms: per(sim.timing.collisions),
             cg_iterations_per_step: cg as f64 / (frames as f64 * params.substeps as f64),
             capped_ms_per_frame: capped_ms,
+            one_step_ms_per_frame: one_ms,
+            one_step_cg_iterations: one_cg as f64 / frames as f64,
         });
     }
     Ok(Report {

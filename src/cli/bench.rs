@@ -180,7 +180,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                 r.frames, r.motion, r.fps, r.substeps, r.cg_tolerance
             );
             println!(
-                "{:>9} {:>6} {:>10} {:>10} {:>9} {:>8} {:>8} {:>10} {:>8} {:>11}",
+                "{:>9} {:>6} {:>10} {:>10} {:>9} {:>8} {:>8} {:>10} {:>8} {:>11} {:>13} {:>6}",
                 "vertices",
                 "tets",
                 "ms/frame",
@@ -190,11 +190,13 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                 "solve",
                 "collision",
                 "CG its",
-                "30 its cap"
+                "30 its cap",
+                "1 step/frame",
+                "its"
             );
             for c in r.cases {
                 println!(
-                    "{:>9} {:>6} {:>10.2} {:>10.1} {:>9.2} {:>8.2} {:>8.2} {:>10.2} {:>8.1} {:>11.2}",
+                    "{:>9} {:>6} {:>10.2} {:>10.1} {:>9.2} {:>8.2} {:>8.2} {:>10.2} {:>8.1} {:>11.2} {:>13.2} {:>6.1}",
                     c.vertices,
                     c.tets,
                     c.ms_per_frame,
@@ -204,7 +206,9 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                     c.solve_ms,
                     c.collisions_ms,
                     c.cg_iterations_per_step,
-                    c.capped_ms_per_frame
+                    c.capped_ms_per_frame,
+                    c.one_step_ms_per_frame,
+                    c.one_step_cg_iterations
                 );
             }
             Ok(())
