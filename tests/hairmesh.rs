@@ -368,3 +368,117 @@ fn hairmesh_caches_pass_the_official_alembic_inspector() {
             .collect::<String>()
     );
 }
+
+fn write_mesh_job(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
+    let text = format!(
+        r#"name = "mesh"
+output = "out"
+frames = "1-8"
+[groom]
+preset = "straight"
+strands = 200
+points = 12
+[motion]
+preset = "walk"
+[simulate]
+preroll_frames = 2
+[guides]
+count = 20
+methods = ["idw"]
+[preview]
+every = 4
+size = "96x96"
+compare_frames = 2
+[hairmesh]
+enabled = true
+cells = 4
+layers = 5
+{extra}"#
+    );
+    let path = dir.join("mesh.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn stage_status(report: &Value, stage: &str) -> String {
+    report["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == stage)
+        .map(|s| s["status"].as_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
+/// `[hairmesh] enabled` adds the stage and the scored row `hairmesh`: the mesh's root layer
+/// follows the head exactly (the ground truth's recorded pose applied to the written mesh's
+/// rest roots), the row is scored and reported, a second run is cached, a solver change re-runs
+/// the hair mesh but not the strand simulation, and bad solver keys are named.
+#[test]
+fn a_job_simulates_and_scores_the_hair_mesh() {
+    use tress_formats::tcache::TcacheReader;
+    let dir = common::temp_dir("hairmesh_job");
+    let job = write_mesh_job(&dir, "[hairmesh.solver]\npreroll_frames = 2\n");
+    let o = common::tress_ok(&["run", job.to_str().unwrap(), "--json"]);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(stage_status(&report, "hairmesh"), "ran");
+    let out = dir.join("out");
+
+    let mesh = HairMesh::read(&out.join("hairmesh/mesh.obj")).unwrap();
+    let mut cache = TcacheReader::open(out.join("hairmesh.tcache")).unwrap();
+    let mut gt = TcacheReader::open(out.join("gt.tcache")).unwrap();
+    assert_eq!(cache.len(), 8);
+    for i in 0..cache.len() {
+        let p = cache.frame(i).unwrap();
+        assert_eq!(p.len(), mesh.vertex_count());
+        let pose = Pose::from(gt.pose(i).unwrap());
+        for (v, rest) in mesh.rest.iter().enumerate() {
+            if mesh.layer_of(v) == 0 {
+                let want = pose.apply(rest.as_dvec3());
+                let got = Vec3::from_array(p[v]).as_dvec3();
+                assert!(
+                    (got - want).length() < 1e-3,
+                    "frame {i}: root {v} off by {}",
+                    (got - want).length()
+                );
+            }
+        }
+    }
+
+    let metrics: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("metrics.json")).unwrap()).unwrap();
+    let rows: Vec<&Value> = metrics["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["method"] == "hairmesh")
+        .collect();
+    assert_eq!(rows.len(), 1, "one hairmesh row, no oracle for it");
+    let rmse = rows[0]["summary"]["rmse"].as_f64().unwrap();
+    assert!(rmse.is_finite() && rmse > 0.0, "rmse {rmse}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("hair-mesh simulation") && md.contains("Hair mesh (002):"));
+
+    let again: Value =
+        serde_json::from_slice(&common::tress_ok(&["run", job.to_str().unwrap(), "--json"]).stdout).unwrap();
+    assert_eq!(stage_status(&again, "hairmesh"), "cached");
+    assert_eq!(stage_status(&again, "upsample"), "cached");
+
+    write_mesh_job(&dir, "[hairmesh.solver]\npreroll_frames = 2\nbend = 1000.0\n");
+    let changed: Value =
+        serde_json::from_slice(&common::tress_ok(&["run", job.to_str().unwrap(), "--json"]).stdout).unwrap();
+    assert_eq!(stage_status(&changed, "hairmesh"), "ran");
+    assert_eq!(stage_status(&changed, "simulate"), "cached");
+
+    for (extra, key) in [
+        ("[hairmesh.solver]\nbendd = 1.0\n", "hairmesh.solver.bendd"),
+        ("[hairmesh.solver]\nvolume = -1.0\n", "hairmesh.solver.volume"),
+        ("cellz = 3\n", "hairmesh.cellz"),
+    ] {
+        write_mesh_job(&dir, extra);
+        let o = common::tress(&["run", job.to_str().unwrap(), "--dry-run"]);
+        assert!(!o.status.success());
+        let e = common::stderr(&o);
+        assert!(e.contains(key) && e.contains("mesh.toml"), "{extra}: {e}");
+    }
+}

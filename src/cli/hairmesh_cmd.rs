@@ -109,9 +109,16 @@ pub struct SimulateArgs {
     /// Frames per second.
     #[arg(long, default_value_t = 24.0)]
     pub fps: f64,
+    /// Solver parameters from a TOML file (the keys of a job's [hairmesh.solver]: stiffness,
+    /// damping, substeps, preroll_frames, …); the flags below override it.
+    #[arg(long, value_name = "FILE")]
+    pub solver: Option<PathBuf>,
     /// Implicit steps per frame.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub substeps: Option<u32>,
+    /// Frames simulated at the first head pose before the first output frame [default: 24].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub preroll: Option<u32>,
     /// Leave out the deformation minimization after collisions (to see what it does).
     #[arg(long)]
     pub no_minimize: bool,
@@ -318,9 +325,23 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
         let body = body_params(a.body.as_deref(), &head)?;
         (colliders(head, &body, track), what)
     };
-    let mut params = HairMeshParams::default();
+    let mut params = match &a.solver {
+        Some(path) => {
+            let origin = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+            let table: toml::Table = toml::from_str(&text)
+                .map_err(|e| Error::Invalid(format!("{origin}: {}", e.to_string().trim())))?;
+            let p: HairMeshParams = crate::presets::keys::section(toml::Value::Table(table), "", &origin)?;
+            p.check().map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+            p
+        }
+        None => HairMeshParams::default(),
+    };
     if let Some(k) = a.substeps {
         params.substeps = k;
+    }
+    if let Some(k) = a.preroll {
+        params.preroll_frames = k;
     }
     params.minimize_deformation = !a.no_minimize;
     let mut sim = HairMeshSim::new(mesh, params, Some(colliders), start)?;
@@ -362,10 +383,18 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
     }
     let frames = (last - first + 1).max(0) as u64;
     let mut progress = FrameProgress::new("hairmesh", frames, a.json);
-    let result = simulate(&mut sim, &strands, first, last, a.fps, sinks, &mut |frame, _| {
-        progress.tick(frame);
-        true
-    });
+    let result = simulate(
+        &mut sim,
+        Some(&strands),
+        first,
+        last,
+        a.fps,
+        sinks,
+        &mut |frame, _| {
+            progress.tick(frame);
+            true
+        },
+    );
     progress.finish();
     let (report, files) = result?;
     if a.json {

@@ -31,15 +31,21 @@ pub enum Method {
     /// Per-particle weights over the 4 × 4 guide neighbourhood predicted by a trained network;
     /// its guides are the model's uv-grid guides.
     Neural,
+    /// The strands embedded in a simulated hair mesh: its "guides" are the mesh's vertices,
+    /// column by column, from a job's hair-mesh stage (not a choice of the commands that
+    /// upsample simulated guides).
+    #[value(skip)]
+    Hairmesh,
 }
 
 impl Method {
-    pub const ALL: [Method; 5] = [
+    pub const ALL: [Method; 6] = [
         Method::Idw,
         Method::Nearest,
         Method::Static,
         Method::Adaptive,
         Method::Neural,
+        Method::Hairmesh,
     ];
 
     pub fn id(self) -> &'static str {
@@ -49,6 +55,7 @@ impl Method {
             Method::Static => "static",
             Method::Adaptive => "adaptive",
             Method::Neural => "neural",
+            Method::Hairmesh => "hairmesh",
         }
     }
 

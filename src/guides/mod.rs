@@ -49,6 +49,11 @@ pub fn interpolator(
                 "the neural method needs a trained model (`tress train interp`); build it with neural::interp::NeuralInterpolator".into(),
             ));
         }
+        (Method::Hairmesh, _) => {
+            return Err(crate::error::Error::Invalid(
+                "the hairmesh method needs a simulated hair mesh: enable [hairmesh] in a job, or run `tress hairmesh simulate`".into(),
+            ));
+        }
         (m, None) => {
             return Err(crate::error::Error::Invalid(format!(
                 "the {m} method needs a fitted skinning model (`tress skinning fit`, or a job's fit stage)"

@@ -9,12 +9,14 @@
 //! * [`solver`]: implicit Euler with Modified Conjugate Gradients (002 §3), collision handling on
 //!   the surface vertices and deformation minimization (002 §3.2, Eq. 3–4).
 //! * [`strands`]: render strands embedded in or generated inside the mesh.
+//! * [`interp`]: the embedded strands behind the upsampling seam (a job's `hairmesh` row).
 //!
 //! [`simulate`] is the frame loop: it steps the mesh, places the strands each frame and hands
 //! them to the caches.
 
 pub mod build;
 pub mod forces;
+pub mod interp;
 pub mod mesh;
 pub mod solver;
 pub mod strands;
@@ -24,6 +26,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 pub use build::{BuildOptions, BuildReport, build};
+pub use interp::HairMeshInterpolator;
 pub use mesh::{HairMesh, ProceduralMesh};
 pub use solver::{HairMeshParams, HairMeshSim, MeshFrameStats};
 pub use strands::RenderStrands;
@@ -52,12 +55,13 @@ pub struct MeshRunReport {
     pub rest_error: f64,
 }
 
-/// Simulates frames `first..=last` at `fps`, writing the strands of every frame (including the
-/// first, at the state the simulation starts from) to `sinks`. `progress` is told each frame and
+/// Simulates frames `first..=last` at `fps` after the parameters' preroll, writing the strands
+/// of every frame (including the first, at the state the preroll settled to) to `sinks`; without `strands`, the mesh's
+/// vertices themselves, one curve per column (world space, with the head's pose). `progress` is told each frame and
 /// may stop the run by returning false.
 pub fn simulate(
     sim: &mut HairMeshSim,
-    strands: &RenderStrands,
+    strands: Option<&RenderStrands>,
     first: i64,
     last: i64,
     fps: f64,
@@ -71,6 +75,7 @@ pub fn simulate(
         min_volume_ratio: sim.min_volume_ratio(),
         ..Default::default()
     };
+    sim.preroll(sim.params.preroll_frames, 1.0 / fps)?;
     let mut points = Vec::new();
     let mut solve = 0.0f64;
     let mut cg = 0usize;
@@ -88,7 +93,10 @@ pub fn simulate(
                 return Err(crate::Error::Stopped(format!("stopped after frame {frame}")));
             }
         }
-        strands.positions(&sim.mesh, &sim.positions(), &mut points);
+        match strands {
+            Some(s) => s.positions(&sim.mesh, &sim.positions(), &mut points),
+            None => points = sim.positions(),
+        }
         let pose = sim.colliders.as_ref().map(|c| c.head.at(sim.time).into());
         let p: &[[f32; 3]] = bytemuck::cast_slice(&points);
         for s in sinks.iter_mut() {

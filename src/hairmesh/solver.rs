@@ -21,7 +21,7 @@
 use glam::{DMat3, DVec3, Vec3};
 use nalgebra_sparse::pattern::SparsityPattern;
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::forces::{TriRest, angle_diff, dihedral, tet_volume};
 use super::mesh::HairMesh;
@@ -29,8 +29,9 @@ use crate::collide::Colliders;
 use crate::error::{Error, Result};
 use crate::motion::Pose;
 
-/// Physical and numerical parameters (cm, g, s).
-#[derive(Clone, Debug, Serialize)]
+/// Physical and numerical parameters (cm, g, s); a job's `[hairmesh.solver]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct HairMeshParams {
     /// Mass per unit of mesh volume (g/cm³): hair fills a few percent of a bundle.
     pub density: f64,
@@ -56,6 +57,9 @@ pub struct HairMeshParams {
     pub skin: f64,
     /// Implicit steps per frame.
     pub substeps: u32,
+    /// Frames simulated at the first head pose before the first output frame, so the mesh
+    /// settles under gravity (as the strand simulation's preroll).
+    pub preroll_frames: u32,
     /// Relative residual at which conjugate gradients stop, and their iteration cap.
     pub cg_tolerance: f64,
     pub cg_max_iterations: usize,
@@ -78,10 +82,50 @@ impl Default for HairMeshParams {
             friction: 0.3,
             skin: 0.05,
             substeps: 2,
+            preroll_frames: 24,
             cg_tolerance: 1e-3,
             cg_max_iterations: 100,
             minimize_deformation: true,
         }
+    }
+}
+
+impl HairMeshParams {
+    /// Checks the values, naming the first bad key.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let values = [
+            ("density", self.density),
+            ("stretch_along", self.stretch_along),
+            ("stretch_across", self.stretch_across),
+            ("shear", self.shear),
+            ("bend", self.bend),
+            ("volume", self.volume),
+            ("damping", self.damping),
+            ("drag", self.drag),
+            ("gravity", self.gravity),
+            ("friction", self.friction),
+            ("skin", self.skin),
+            ("cg_tolerance", self.cg_tolerance),
+        ];
+        if let Some((k, v)) = values.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
+            return Err(format!("{k} = {v}: must be a finite number ≥ 0"));
+        }
+        if self.density <= 0.0 {
+            return Err("density must be positive".into());
+        }
+        if self.preroll_frames > 100_000 {
+            return Err(format!(
+                "preroll_frames = {}: at most 100000",
+                self.preroll_frames
+            ));
+        }
+        if !(1..=1000).contains(&self.substeps) {
+            return Err(format!("substeps = {}: must be within 1..=1000", self.substeps));
+        }
+        if self.cg_max_iterations == 0 {
+            return Err("cg_max_iterations must be at least 1".into());
+        }
+        Ok(())
     }
 }
 
@@ -485,6 +529,19 @@ impl HairMeshSim {
         stats.internal_penetrations = internal;
         stats.min_volume_ratio = self.min_volume_ratio();
         Ok(stats)
+    }
+
+    /// Simulates `frames` frames of `dt` with the head held where it is now (the clock stands
+    /// still), so the mesh settles under gravity before the first output frame.
+    pub fn preroll(&mut self, frames: u32, dt: f64) -> Result<()> {
+        let k = self.params.substeps.max(1);
+        let mut stats = MeshFrameStats::default();
+        for _ in 0..frames {
+            for _ in 0..k {
+                self.substep(dt / k as f64, self.time, &mut stats)?;
+            }
+        }
+        Ok(())
     }
 
     /// Deepest vertex inside a collider (cm) and the number of non-surface vertices inside.

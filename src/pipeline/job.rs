@@ -186,6 +186,33 @@ impl NeuralSpec {
     }
 }
 
+/// The hair-mesh simulation of a job (`[hairmesh]`, 002): a mesh built around the prepared
+/// groom, simulated on the job's head and motion, scored as the row `hairmesh`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HairMeshSpec {
+    /// Adds the row `hairmesh` (listing it in `guides.methods` does too, in its place).
+    pub enabled: bool,
+    /// Scalp-UV grid cells across the roots: one bundle per occupied cell.
+    pub cells: usize,
+    /// Vertex layers per column, root included.
+    pub layers: usize,
+    /// Solver parameters (002 gives none; tress's defaults).
+    pub solver: crate::hairmesh::HairMeshParams,
+}
+
+impl Default for HairMeshSpec {
+    fn default() -> Self {
+        let b = crate::hairmesh::BuildOptions::default();
+        HairMeshSpec {
+            enabled: false,
+            cells: b.cells,
+            layers: b.layers,
+            solver: Default::default(),
+        }
+    }
+}
+
 /// One scored row: a method with the collision correction applied to it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MethodRow {
@@ -216,18 +243,19 @@ impl MethodRow {
 
     /// What reports call it.
     pub fn name(&self, guides: usize) -> String {
+        let correction = match (self.two_way, self.projection) {
+            (true, true) => " + two-way correction + collision projection",
+            (true, false) => " + two-way correction",
+            (false, true) => " + collision projection",
+            (false, false) => "",
+        };
         let what = match self.method {
             Method::Idw => "IDW",
             Method::Nearest => "nearest guide",
             Method::Static => "static skinning",
             Method::Adaptive => "adaptive skinning",
             Method::Neural => "neural interpolation",
-        };
-        let correction = match (self.two_way, self.projection) {
-            (true, true) => " + two-way correction + collision projection",
-            (true, false) => " + two-way correction",
-            (false, true) => " + collision projection",
-            (false, false) => "",
+            Method::Hairmesh => return format!("hair-mesh simulation{correction}"),
         };
         format!("{guides} guides + {what}{correction}")
     }
@@ -369,6 +397,7 @@ pub struct Job {
     /// The neural interpolator's training config (jobs with the neural method).
     pub neural: NeuralSpec,
     pub neural_config: Option<crate::neural::interp::InterpConfig>,
+    pub hairmesh: HairMeshSpec,
     /// The scored rows of `guides.methods`, parsed.
     pub rows: Vec<MethodRow>,
     /// The training simulation, with its frame range.
@@ -399,6 +428,7 @@ const TOP: &[&str] = &[
     "guides",
     "training",
     "neural",
+    "hairmesh",
     "colliders",
     "outputs",
     "preview",
@@ -556,7 +586,36 @@ impl Job {
                 guides.methods = vec![m];
             }
         }
-        let rows = parse_rows(&guides, origin)?;
+        // The solver table on its own, so its keys are named `hairmesh.solver.KEY`.
+        let mut hairmesh_table = get("hairmesh");
+        let solver = match &mut hairmesh_table {
+            Value::Table(t) => t.remove("solver"),
+            _ => None,
+        };
+        let mut hairmesh: HairMeshSpec = section(hairmesh_table, "hairmesh", origin)?;
+        if let Some(v) = solver {
+            hairmesh.solver = section(v, "hairmesh.solver", origin)?;
+        }
+        let mut rows = parse_rows(&guides, origin)?;
+        if hairmesh.enabled && !rows.iter().any(|r| r.method == Method::Hairmesh) {
+            rows.push(MethodRow {
+                key: "hairmesh".into(),
+                method: Method::Hairmesh,
+                two_way: false,
+                projection: guides.resolve_collisions,
+            });
+        }
+        if rows.iter().any(|r| r.method == Method::Hairmesh) {
+            if hairmesh.cells == 0 || !(2..=64).contains(&hairmesh.layers) {
+                return Err(Error::Invalid(format!(
+                    "{origin}: hairmesh: cells must be at least 1 and layers within 2..=64"
+                )));
+            }
+            hairmesh
+                .solver
+                .check()
+                .map_err(|e| Error::Invalid(format!("{origin}: hairmesh.solver.{e}")))?;
+        }
         let neural: NeuralSpec = section(get("neural"), "neural", origin)?;
         let neural_config = if rows.iter().any(|r| r.method == Method::Neural) {
             Some(
@@ -661,6 +720,7 @@ impl Job {
             guides,
             neural,
             neural_config,
+            hairmesh,
             rows,
             training,
             colliders,

@@ -258,14 +258,19 @@ fn timings_section(ctx: &Ctx) -> String {
         ctx.job.groom.strands.map(|n| n.to_string()).unwrap_or_else(|| "the groom's".into()),
         rayon::current_num_threads()
     ));
-    md.push_str("| method | guide simulation (ms) | grouping + assignment (ms) | interpolation (ms) | correction (ms) |\n| --- | --- | --- | --- | --- |\n");
+    md.push_str("| method | guide or mesh simulation (ms) | grouping + assignment (ms) | interpolation (ms) | correction (ms) |\n| --- | --- | --- | --- | --- |\n");
     let guide_sim = stage_seconds(super::stage::Stage::GuideSim).map(|s| 1000.0 * s / frames);
     for row in &job.rows {
         let Some(&(n, grouping, interp, projection)) = per_row.get(&row.key) else {
             continue;
         };
         let n = n.max(1) as f64;
-        let (sim, correction) = if row.two_way {
+        let (sim, correction) = if row.method == crate::guides::Method::Hairmesh {
+            (
+                stage_seconds(super::stage::Stage::Hairmesh).map(|s| 1000.0 * s / frames),
+                None,
+            )
+        } else if row.two_way {
             let st: Option<serde_json::Value> =
                 std::fs::read_to_string(ctx.out.join(format!("guides.{}.json", row.stem())))
                     .ok()
@@ -293,6 +298,24 @@ fn timings_section(ctx: &Ctx) -> String {
             if row.two_way { " (with two-way)" } else { "" },
             1000.0 * grouping / n,
             1000.0 * interp / n,
+        ));
+    }
+    if let Ok(text) = std::fs::read_to_string(ctx.out.join("hairmesh.json"))
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+    {
+        let r = &v["report"];
+        let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+        md.push_str(&format!(
+            "\nHair mesh (002): {} vertices in {} bundles, {} tets, {} implicit steps per frame; solver {:.1} ms per frame ({:.0} conjugate-gradient iterations per step); smallest tet volume {:.2} of its rest volume; deepest vertex {:.2} cm inside a solid; {:.2} cm from the rest shape at the last frame. The `hairmesh` row's first column is the whole stage (mesh build, simulation, writing) per frame.\n",
+            r["vertices"],
+            v["faces"],
+            r["tets"],
+            r["substeps"],
+            f("ms_per_frame"),
+            f("cg_iterations"),
+            f("min_volume_ratio"),
+            f("deepest_penetration"),
+            f("rest_error"),
         ));
     }
     if let Ok(text) = std::fs::read_to_string(ctx.out.join("skinning.json"))

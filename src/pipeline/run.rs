@@ -80,6 +80,7 @@ pub fn applies(job: &Job, stage: Stage) -> bool {
         Stage::Fit => job.rows.iter().any(|r| r.method.needs_skinning()),
         Stage::Train => job.rows.iter().any(|r| r.method == Method::Neural),
         Stage::TwoWay => job.rows.iter().any(|r| r.two_way),
+        Stage::Hairmesh => job.rows.iter().any(|r| r.method == Method::Hairmesh),
         _ => true,
     }
 }
@@ -98,7 +99,8 @@ pub fn upstream(job: &Job, stage: Stage) -> Vec<Stage> {
         Guides => vec![Prepare],
         GuideSim => vec![Prepare, Guides],
         TwoWay => [Prepare, Guides].into_iter().chain(models).collect(),
-        Upsample => [Prepare, Guides, GuideSim, TwoWay]
+        Hairmesh => vec![Prepare],
+        Upsample => [Prepare, Guides, GuideSim, TwoWay, Hairmesh]
             .into_iter()
             .chain(models)
             .collect(),
@@ -186,6 +188,11 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
                 up,
             )
         }
+        Stage::Hairmesh => {
+            let mut up = prepared(ctx)?;
+            up.extend(motion_files(&j.motion)?);
+            (json!({"scene": scene, "hairmesh": j.hairmesh}), up)
+        }
         Stage::Simulate => {
             let mut up = prepared(ctx)?;
             up.extend(motion_files(&j.motion)?);
@@ -224,6 +231,9 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
             up.extend(skinning(ctx)?);
             if applies(j, Stage::TwoWay) {
                 up.extend(ctx.record(Stage::TwoWay)?.outputs.clone());
+            }
+            if applies(j, Stage::Hairmesh) {
+                up.extend(ctx.record(Stage::Hairmesh)?.outputs.clone());
             }
             up.extend(motion_files(&j.motion)?);
             (
@@ -318,6 +328,7 @@ fn select(job: &Job, opts: &RunOptions) -> Result<Vec<Stage>> {
                     Stage::TrainSim => "a [training] section",
                     Stage::Fit => "a static or adaptive method",
                     Stage::Train => "the neural method",
+                    Stage::Hairmesh => "the hairmesh method ([hairmesh] enabled = true)",
                     _ => "a two-way method",
                 }
             )));
@@ -479,6 +490,7 @@ pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -
             Stage::Train => stages::train(&ctx)?,
             Stage::GuideSim => stages::simulate(&ctx, true)?,
             Stage::TwoWay => stages::two_way(&ctx)?,
+            Stage::Hairmesh => stages::hairmesh(&ctx)?,
             Stage::Upsample => stages::upsample(&ctx, chunk.expect("chunked"))?,
             Stage::Write => stages::write(&ctx)?,
             Stage::Preview => super::preview::preview(&ctx)?,

@@ -34,6 +34,8 @@ pub enum Stage {
     GuideSim,
     /// The guides simulated with two-way collision correction (jobs with two-way rows).
     TwoWay,
+    /// The hair mesh built around the groom and simulated (jobs with the hairmesh method).
+    Hairmesh,
     /// The whole groom from the guides, every method (per chunk of frames).
     Upsample,
     /// Alembic / tcache / PLY outputs.
@@ -47,7 +49,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 13] = [
+    pub const ALL: [Stage; 14] = [
         Stage::Prepare,
         Stage::TrainSim,
         Stage::Simulate,
@@ -56,6 +58,7 @@ impl Stage {
         Stage::Train,
         Stage::GuideSim,
         Stage::TwoWay,
+        Stage::Hairmesh,
         Stage::Upsample,
         Stage::Write,
         Stage::Preview,
@@ -73,6 +76,7 @@ impl Stage {
             Stage::Train => "train",
             Stage::GuideSim => "guide_sim",
             Stage::TwoWay => "two_way",
+            Stage::Hairmesh => "hairmesh",
             Stage::Upsample => "upsample",
             Stage::Write => "write",
             Stage::Preview => "preview",

@@ -342,6 +342,10 @@ pub fn interpolator(
     row: &MethodRow,
 ) -> Result<Box<dyn Interpolator>> {
     let job = ctx.job;
+    if row.method == crate::guides::Method::Hairmesh {
+        let mesh = crate::hairmesh::HairMesh::read(&ctx.out.join("hairmesh/mesh.obj"))?;
+        return Ok(Box::new(crate::hairmesh::HairMeshInterpolator::new(mesh, groom)?));
+    }
     if row.method == crate::guides::Method::Neural {
         let path = ctx.out.join("model.tnn");
         let n = crate::neural::interp::NeuralInterpolator::<crate::neural::interp::apply::Cpu>::load(
@@ -420,9 +424,96 @@ pub fn two_way(ctx: &Ctx) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// The hair mesh built around the prepared groom (`hairmesh/mesh.obj` + its sidecar),
+/// simulated on the job's head, motion and solids (`hairmesh.tcache`: the mesh's vertices, one
+/// curve per column, world space), and what the run measured (`hairmesh.json`).
+pub fn hairmesh(ctx: &Ctx) -> Result<Vec<String>> {
+    use crate::hairmesh::{BuildOptions, HairMeshSim, build, simulate};
+    let job = ctx.job;
+    let spec = &job.hairmesh;
+    let groom = prepared(&ctx.out)?;
+    let (mesh, built) = build(
+        &groom,
+        &BuildOptions {
+            cells: spec.cells,
+            layers: spec.layers,
+        },
+    )?;
+    let dir = ctx.out.join("hairmesh");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Write {
+        path: dir.clone(),
+        source: e,
+    })?;
+    mesh.write(&dir.join("mesh.obj"))?;
+    let columns = Groom::uniform(mesh.rest.clone(), mesh.layers, Default::default())?;
+    let colliders = job_colliders(job, &ctx.out, &scene_of(job, groom)?)?;
+    let mut sim = HairMeshSim::new(
+        mesh,
+        spec.solver.clone(),
+        Some(colliders),
+        job.first as f64 / job.fps,
+    )?;
+    if !ctx.quiet {
+        eprintln!(
+            "hair mesh {} columns × {} layers = {} vertices, {} tets",
+            sim.mesh.columns(),
+            sim.mesh.layers,
+            sim.mesh.vertex_count(),
+            sim.tet_count()
+        );
+    }
+    let info = CacheInfo {
+        topology: columns.to_strands(),
+        fps: job.fps,
+        frames: Vec::new(),
+    };
+    let sink = create_sink(
+        &ctx.out.join("hairmesh.tcache"),
+        &info,
+        job.first as f64,
+        &SinkOptions::default(),
+    )?;
+    let mut progress =
+        super::progress::FrameProgress::new("hairmesh", (job.last - job.first + 1).max(0) as u64, ctx.quiet);
+    let (report, _) = simulate(
+        &mut sim,
+        None,
+        job.first,
+        job.last,
+        job.fps,
+        vec![sink],
+        &mut |f, _| {
+            progress.tick(f);
+            true
+        },
+    )?;
+    progress.finish();
+    let doc = serde_json::json!({
+        "report": report,
+        "columns": built.columns,
+        "faces": built.faces,
+        "dropped_faces": built.dropped_faces,
+        "solver": spec.solver,
+    });
+    let path = ctx.out.join("hairmesh.json");
+    tress_formats::atomic::write(
+        &path,
+        serde_json::to_string_pretty(&doc).expect("json").as_bytes(),
+    )
+    .map_err(|e| crate::error::output_error(&path, e))?;
+    Ok(vec![
+        "hairmesh/mesh.obj".into(),
+        "hairmesh/mesh.hairmesh".into(),
+        "hairmesh.tcache".into(),
+        "hairmesh.json".into(),
+    ])
+}
+
 /// The guide cache a row's upsampling reads.
 fn guide_cache(row: &MethodRow) -> String {
-    if row.two_way {
+    if row.method == crate::guides::Method::Hairmesh {
+        "hairmesh.tcache".into()
+    } else if row.two_way {
         format!("guides.{}.tcache", row.stem())
     } else {
         "guides.tcache".into()
