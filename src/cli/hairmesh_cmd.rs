@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::motion_cmd::MotionArgs;
 use super::report::{num, output_file, thousands};
-use crate::cache::{CacheInfo, SinkOptions, create_sink, parse_frame_range};
+use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::{Groom, Transform};
 use crate::hairmesh::{BuildOptions, HairMesh, HairMeshParams, HairMeshSim, RenderStrands, build, simulate};
@@ -233,22 +233,8 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
         return Err(Error::Invalid("--fps must be positive".into()));
     }
     let t = transform(&a.space)?;
-    let (first, last) = parse_frame_range(&a.frames)?;
-    if first.fract() != 0.0 || last.fract() != 0.0 {
-        return Err(Error::Invalid(format!(
-            "--frames {}: whole frame numbers, please",
-            a.frames
-        )));
-    }
-    let (first, last) = (first as i64, last as i64);
-    for (i, o) in a.output.iter().enumerate() {
-        if a.output[..i].contains(o) {
-            return Err(Error::Invalid(format!(
-                "{} is given twice as an output",
-                o.display()
-            )));
-        }
-    }
+    let (first, last) = super::whole_frames(&a.frames)?;
+    super::distinct_outputs(&a.output)?;
     let scene = match &a.groom {
         Some(g) => Some(load_groom(g, &t, a.strands)?),
         None => None,
@@ -329,9 +315,7 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
         Some(path) => {
             let origin = path.display().to_string();
             let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
-            let table: toml::Table = toml::from_str(&text)
-                .map_err(|e| Error::Invalid(format!("{origin}: {}", e.to_string().trim())))?;
-            let p: HairMeshParams = crate::presets::keys::section(toml::Value::Table(table), "", &origin)?;
+            let p: HairMeshParams = crate::presets::parse(&text, &origin)?;
             p.check().map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
             p
         }

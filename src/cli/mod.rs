@@ -111,6 +111,30 @@ pub enum Command {
     },
 }
 
+/// `--frames A-B` of a command that writes whole frames: both ends whole numbers.
+fn whole_frames(frames: &str) -> Result<(i64, i64)> {
+    let (first, last) = crate::cache::parse_frame_range(frames)?;
+    if first.fract() != 0.0 || last.fract() != 0.0 {
+        return Err(crate::error::Error::Invalid(format!(
+            "--frames {frames}: whole frame numbers, please"
+        )));
+    }
+    Ok((first as i64, last as i64))
+}
+
+/// Refuses an output given twice (two writers on one file).
+fn distinct_outputs(outputs: &[std::path::PathBuf]) -> Result<()> {
+    for (i, o) in outputs.iter().enumerate() {
+        if outputs[..i].contains(o) {
+            return Err(crate::error::Error::Invalid(format!(
+                "{} is given twice as an output",
+                o.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {

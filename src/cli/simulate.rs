@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::motion_cmd::MotionArgs;
 use super::report::{num, output_file, thousands};
-use crate::cache::{CacheInfo, SinkOptions, create_sink, parse_frame_range};
+use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::Transform;
 use crate::guides::Upsampler;
@@ -133,22 +133,8 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
     if !(a.fps > 0.0 && a.fps.is_finite() && a.space.scale > 0.0 && a.space.scale.is_finite()) {
         return Err(Error::Invalid("--fps and --scale must be positive".into()));
     }
-    let (first, last) = parse_frame_range(&a.frames)?;
-    if first.fract() != 0.0 || last.fract() != 0.0 {
-        return Err(Error::Invalid(format!(
-            "--frames {}: whole frame numbers, please",
-            a.frames
-        )));
-    }
-    let (first, last) = (first as i64, last as i64);
-    for (i, o) in a.output.iter().enumerate() {
-        if a.output[..i].contains(o) {
-            return Err(Error::Invalid(format!(
-                "{} is given twice as an output",
-                o.display()
-            )));
-        }
-    }
+    let (first, last) = super::whole_frames(&a.frames)?;
+    super::distinct_outputs(&a.output)?;
     if let Some(t) = a.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(t.max(1))

@@ -730,13 +730,13 @@ impl HairMeshSim {
         }
     }
 
-    /// Copies the assembled matrix into the single-precision blocks the solver multiplies with.
+    /// Copies the assembled matrix into the single-precision blocks the solver multiplies with
+    /// (a vertex's three rows hold its blocks side by side, in the same column order).
     fn refresh_blocks(&mut self) {
-        let vals = self.a.values();
+        let (offsets, vals) = (self.a.row_offsets(), self.a.values());
         let mut k = 0;
-        for i in 0..self.row_len.len() {
-            let rl = self.row_len[i] as usize;
-            let start = self.diag_slot[i] as usize - 3 * (self.block_start_of(i, i));
+        for (i, &rl) in self.row_len.iter().enumerate() {
+            let (start, rl) = (offsets[3 * i], rl as usize);
             for m in 0..rl / 3 {
                 let base = start + 3 * m;
                 let b = &mut self.blocks[k];
@@ -748,13 +748,6 @@ impl HairMeshSim {
                 k += 1;
             }
         }
-    }
-
-    /// Position of vertex `j` among vertex `i`'s block columns.
-    fn block_start_of(&self, i: usize, j: usize) -> usize {
-        let cols = &self.block_col[self.block_start[i] as usize..self.block_start[i + 1] as usize];
-        cols.binary_search(&(j as u32))
-            .expect("every vertex couples to itself")
     }
 
     /// `y = A x` on 3-vectors, with the single-precision blocks (the solve's tolerance is far
@@ -1194,6 +1187,17 @@ mod tests {
             .collect()
     }
 
+    /// The deformed test mesh with its system assembled for step `h`: the simulation, the
+    /// right-hand side and the test filters.
+    fn assembled(h: f64) -> (HairMeshSim, Vec<DVec3>, Vec<Filter>) {
+        let mut sim = deformed(0.3);
+        let mut b = vec![DVec3::ZERO; sim.x.len()];
+        sim.assemble(h, &mut b);
+        sim.refresh_blocks();
+        let filter = test_filters(&sim);
+        (sim, b, filter)
+    }
+
     fn projector(f: Filter) -> nalgebra::Matrix3<f64> {
         match f {
             Filter::Free => nalgebra::Matrix3::identity(),
@@ -1240,12 +1244,8 @@ mod tests {
     /// with the double-precision matrix.
     #[test]
     fn column_preconditioner_and_block_product_match_dense_algebra() {
-        let mut sim = deformed(0.3);
+        let (sim, _, filter) = assembled(1.0 / 48.0);
         let n = sim.x.len();
-        let mut b = vec![DVec3::ZERO; n];
-        sim.assemble(1.0 / 48.0, &mut b);
-        sim.refresh_blocks();
-        let filter = test_filters(&sim);
         let layers = sim.mesh.layers;
         let tri = dense_filtered(&sim, &filter, |i, j| {
             i / layers == j / layers && (i % layers).abs_diff(j % layers) <= 1
@@ -1272,15 +1272,11 @@ mod tests {
     /// solve) to their tolerance, with the constrained components equal to the prescribed ones.
     #[test]
     fn modified_conjugate_gradients_solve_the_filtered_system() {
-        let mut sim = deformed(0.3);
+        let h = 1.0 / 48.0;
+        let (mut sim, b, filter) = assembled(h);
         sim.params.cg_tolerance = 1e-8;
         sim.params.cg_max_iterations = 2000;
         let n = sim.x.len();
-        let h = 1.0 / 48.0;
-        let mut b = vec![DVec3::ZERO; n];
-        sim.assemble(h, &mut b);
-        sim.refresh_blocks();
-        let filter = test_filters(&sim);
         let z: Vec<DVec3> = (0..n)
             .map(|i| match filter[i] {
                 Filter::Fixed => DVec3::new(0.1, -0.2, 0.3),
