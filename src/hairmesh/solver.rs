@@ -202,16 +202,14 @@ pub struct HairMeshSim {
     tris: Vec<Tri>,
     hinges: Vec<Quad4>,
     tets: Vec<Quad4>,
-    /// The system matrix (3n × 3n), its pattern fixed at set-up.
-    a: CsrMatrix<f64>,
-    /// Per vertex: the length of its block rows in the matrix's values.
-    row_len: Vec<u32>,
+    /// The system matrix as n × n blocks of 3 × 3 (block compressed rows), its pattern fixed
+    /// at set-up; element slots index its values.
+    a: CsrMatrix<DMat3>,
     diag_slot: Vec<u32>,
     /// Per vertex: the slot of its block coupling to the next vertex up its column.
     up_slot: Vec<u32>,
-    /// The matrix again as 3×3 blocks in single precision for the solver's products: per
-    /// vertex the range of its blocks, each block's column vertex and its values (row-major).
-    block_start: Vec<u32>,
+    /// The matrix's block columns again as u32 and its blocks in single precision (row-major),
+    /// for the solver's products.
     block_col: Vec<u32>,
     blocks: Vec<[f32; 9]>,
     laplacian: CsrMatrix<f64>,
@@ -407,29 +405,22 @@ impl HairMeshSim {
             nb.sort_unstable();
             nb.dedup();
         }
-        let mut offsets = Vec::with_capacity(3 * n + 1);
+        let mut offsets = Vec::with_capacity(n + 1);
         let mut indices = Vec::new();
-        let mut row_start = Vec::with_capacity(n);
-        let mut row_len = Vec::with_capacity(n);
         offsets.push(0usize);
         for nb in &neighbours {
-            row_start.push(indices.len() as u32);
-            row_len.push(3 * nb.len() as u32);
-            for _ in 0..3 {
-                for &j in nb {
-                    indices.extend([3 * j as usize, 3 * j as usize + 1, 3 * j as usize + 2]);
-                }
-                offsets.push(indices.len());
-            }
+            indices.extend(nb.iter().map(|&j| j as usize));
+            offsets.push(indices.len());
         }
+        let row_start = offsets.clone();
         let nnz = indices.len();
-        let pattern = SparsityPattern::try_from_offsets_and_indices(3 * n, 3 * n, offsets, indices)
+        let pattern = SparsityPattern::try_from_offsets_and_indices(n, n, offsets, indices)
             .map_err(|e| Error::Runtime(format!("hair mesh matrix pattern: {e}")))?;
-        let a = CsrMatrix::try_from_pattern_and_values(pattern, vec![0.0; nnz])
+        let a = CsrMatrix::try_from_pattern_and_values(pattern, vec![DMat3::ZERO; nnz])
             .map_err(|e| Error::Runtime(format!("hair mesh matrix: {e}")))?;
         let slot = |i: u32, j: u32| -> u32 {
             let nb = &neighbours[i as usize];
-            row_start[i as usize] + 3 * nb.binary_search(&j).expect("pattern holds every element pair") as u32
+            (row_start[i as usize] + nb.binary_search(&j).expect("pattern holds every element pair")) as u32
         };
         for t in &mut tris {
             for (a_, &i) in t.v.iter().enumerate() {
@@ -446,12 +437,6 @@ impl HairMeshSim {
             }
         }
         let diag_slot = (0..n as u32).map(|i| slot(i, i)).collect();
-        let mut block_start = vec![0u32];
-        let mut block_col = Vec::new();
-        for nb in &neighbours {
-            block_col.extend_from_slice(nb);
-            block_start.push(block_col.len() as u32);
-        }
         let up_slot = (0..n as u32)
             .map(|i| {
                 if mesh.layer_of(i as usize) + 1 < mesh.layers {
@@ -486,13 +471,11 @@ impl HairMeshSim {
             tris,
             hinges,
             tets,
-            a,
-            row_len,
             diag_slot,
             up_slot,
-            blocks: vec![[0.0; 9]; block_col.len()],
-            block_start,
-            block_col,
+            blocks: vec![[0.0; 9]; a.nnz()],
+            block_col: a.col_indices().iter().map(|&j| j as u32).collect(),
+            a,
             laplacian,
             edges_degree: degree,
             contacts: vec![None; n],
@@ -620,30 +603,12 @@ impl HairMeshSim {
 
     /// Adds one element's blocks to the matrix: `local[a][b]` for `a ≤ b` (the upper half of a
     /// symmetric element matrix), mirrored below the diagonal.
-    #[allow(clippy::needless_range_loop)] // a, b index both the element's vertices and blocks
-    fn scatter<const N: usize>(
-        values: &mut [f64],
-        row_len: &[u32],
-        vs: &[u32; N],
-        slots: &[u32],
-        local: &[[DMat3; N]; N],
-    ) {
-        let mut put = |a: usize, b: usize, m: DMat3, transpose: bool| {
-            let rl = row_len[vs[a] as usize] as usize;
-            let base = slots[N * a + b] as usize;
-            let cols = m.to_cols_array_2d();
-            for r in 0..3 {
-                let row = &mut values[base + r * rl..base + r * rl + 3];
-                for (c, v) in row.iter_mut().enumerate() {
-                    *v += if transpose { cols[r][c] } else { cols[c][r] };
-                }
-            }
-        };
-        for a in 0..N {
-            put(a, a, local[a][a], false);
-            for b in a + 1..N {
-                put(a, b, local[a][b], false);
-                put(b, a, local[a][b], true);
+    fn scatter<const N: usize>(blocks: &mut [DMat3], slots: &[u32], local: &[[DMat3; N]; N]) {
+        for (a, row) in local.iter().enumerate() {
+            blocks[slots[N * a + a] as usize] += row[a];
+            for (b, m) in row.iter().enumerate().skip(a + 1) {
+                blocks[slots[N * a + b] as usize] += *m;
+                blocks[slots[N * b + a] as usize] += m.transpose();
             }
         }
     }
@@ -662,20 +627,14 @@ impl HairMeshSim {
     fn assemble(&mut self, h: f64, b: &mut [DVec3]) {
         let p = &self.params;
         let values = self.a.values_mut();
-        values.iter_mut().for_each(|v| *v = 0.0);
+        values.iter_mut().for_each(|v| *v = DMat3::ZERO);
         let g = DVec3::new(0.0, -p.gravity, 0.0);
         for (i, bi) in b.iter_mut().enumerate() {
             let m = self.mass[i];
             *bi = m * g - p.drag * m * self.v[i];
-            let d = m * (1.0 + h * p.drag);
-            let s = (self.diag_slot[i]) as usize;
-            let rl = self.row_len[i] as usize;
-            values[s] += d;
-            values[s + rl + 1] += d;
-            values[s + 2 * rl + 2] += d;
+            values[self.diag_slot[i] as usize] += DMat3::from_diagonal(DVec3::splat(m * (1.0 + h * p.drag)));
         }
         let (x, v) = (&self.x, &self.v);
-        let row_len = &self.row_len;
         let cond = Condition {
             damping: p.damping,
             h,
@@ -707,7 +666,7 @@ impl HairMeshSim {
             }
             let (c, grad) = t.rest.shear(&xs);
             cond.add(&t.v, c, &grad, t.k[2], &mut local, b);
-            Self::scatter(values, row_len, &t.v, &t.slots, &local);
+            Self::scatter(values, &t.slots, &local);
         }
         for q in &self.hinges {
             let xs = q.v.map(|i| x[i as usize]);
@@ -716,45 +675,34 @@ impl HairMeshSim {
             };
             let mut local = [[DMat3::ZERO; 4]; 4];
             cond.add(&q.v, angle_diff(theta, q.rest), &grad, q.k, &mut local, b);
-            Self::scatter(values, row_len, &q.v, &q.slots, &local);
+            Self::scatter(values, &q.slots, &local);
         }
         for q in &self.tets {
             let xs = q.v.map(|i| x[i as usize]);
             let (vol, grad) = tet_volume(&xs);
             let mut local = [[DMat3::ZERO; 4]; 4];
             cond.add(&q.v, vol - q.rest, &grad, q.k, &mut local, b);
-            Self::scatter(values, row_len, &q.v, &q.slots, &local);
+            Self::scatter(values, &q.slots, &local);
         }
         for bi in b.iter_mut() {
             *bi *= h;
         }
     }
 
-    /// Copies the assembled matrix into the single-precision blocks the solver multiplies with
-    /// (a vertex's three rows hold its blocks side by side, in the same column order).
+    /// Copies the assembled matrix into the single-precision blocks the solver multiplies with.
     fn refresh_blocks(&mut self) {
-        let (offsets, vals) = (self.a.row_offsets(), self.a.values());
-        let mut k = 0;
-        for (i, &rl) in self.row_len.iter().enumerate() {
-            let (start, rl) = (offsets[3 * i], rl as usize);
-            for m in 0..rl / 3 {
-                let base = start + 3 * m;
-                let b = &mut self.blocks[k];
-                for r in 0..3 {
-                    for c in 0..3 {
-                        b[3 * r + c] = vals[base + r * rl + c] as f32;
-                    }
-                }
-                k += 1;
-            }
+        for (b, m) in self.blocks.iter_mut().zip(self.a.values()) {
+            let c = m.to_cols_array();
+            *b = [c[0], c[3], c[6], c[1], c[4], c[7], c[2], c[5], c[8]].map(|v| v as f32);
         }
     }
 
     /// `y = A x` on 3-vectors, with the single-precision blocks (the solve's tolerance is far
     /// above their rounding) and double-precision sums.
     fn mul(&self, x: &[DVec3], y: &mut [DVec3]) {
+        let offsets = self.a.row_offsets();
         for (i, yi) in y.iter_mut().enumerate() {
-            let range = self.block_start[i] as usize..self.block_start[i + 1] as usize;
+            let range = offsets[i]..offsets[i + 1];
             let (mut s0, mut s1, mut s2) = (0.0, 0.0, 0.0);
             for (b, &j) in self.blocks[range.clone()].iter().zip(&self.block_col[range]) {
                 let xj = x[j as usize];
@@ -1037,20 +985,6 @@ impl ColumnPreconditioner {
         let n = filter.len();
         let layers = sim.mesh.layers;
         let vals = sim.a.values();
-        let block = |slot: u32, rl: u32| {
-            let (s, rl) = (slot as usize, rl as usize);
-            DMat3::from_cols_array(&[
-                vals[s],
-                vals[s + rl],
-                vals[s + 2 * rl],
-                vals[s + 1],
-                vals[s + rl + 1],
-                vals[s + 2 * rl + 1],
-                vals[s + 2],
-                vals[s + rl + 2],
-                vals[s + 2 * rl + 2],
-            ])
-        };
         let projector = |f: Filter| match f {
             Filter::Free => DMat3::IDENTITY,
             Filter::Plane(nrm) => DMat3::IDENTITY - DMat3::from_cols(nrm * nrm.x, nrm * nrm.y, nrm * nrm.z),
@@ -1061,13 +995,13 @@ impl ColumnPreconditioner {
         let mut low = vec![DMat3::ZERO; n];
         for i in 0..n {
             let si = projector(filter[i]);
-            let mut d = si * block(sim.diag_slot[i], sim.row_len[i]) * si + (DMat3::IDENTITY - si);
+            let mut d = si * vals[sim.diag_slot[i] as usize] * si + (DMat3::IDENTITY - si);
             if i % layers > 0 {
                 low[i] = up[i - 1].transpose() * inv_d[i - 1];
                 d -= low[i] * up[i - 1];
             }
             if i % layers + 1 < layers {
-                up[i] = si * block(sim.up_slot[i], sim.row_len[i]) * projector(filter[i + 1]);
+                up[i] = si * vals[sim.up_slot[i] as usize] * projector(filter[i + 1]);
             }
             let inv = d.inverse();
             inv_d[i] = if inv.is_finite() {
@@ -1137,7 +1071,7 @@ mod tests {
         let n = sim.x.len();
         let mut b = vec![DVec3::ZERO; n];
         sim.assemble(1.0 / 48.0, &mut b);
-        let dense = nalgebra::DMatrix::from(&sim.a);
+        let dense = dense(&sim);
         let asym = (&dense - dense.transpose()).abs().max();
         assert!(asym < 1e-9 * dense.abs().max(), "asymmetry {asym}");
         let lo = nalgebra::SymmetricEigen::new(dense).eigenvalues.min();
@@ -1198,6 +1132,22 @@ mod tests {
         (sim, b, filter)
     }
 
+    /// The assembled block matrix as a dense 3n × 3n matrix.
+    fn dense(sim: &HairMeshSim) -> nalgebra::DMatrix<f64> {
+        let n = sim.x.len();
+        let mut out = nalgebra::DMatrix::zeros(3 * n, 3 * n);
+        for (i, row) in sim.a.row_iter().enumerate() {
+            for (&j, m) in row.col_indices().iter().zip(row.values()) {
+                for (c, col) in m.to_cols_array_2d().iter().enumerate() {
+                    for (r, v) in col.iter().enumerate() {
+                        out[(3 * i + r, 3 * j + c)] = *v;
+                    }
+                }
+            }
+        }
+        out
+    }
+
     fn projector(f: Filter) -> nalgebra::Matrix3<f64> {
         match f {
             Filter::Free => nalgebra::Matrix3::identity(),
@@ -1216,7 +1166,7 @@ mod tests {
         filter: &[Filter],
         keep: impl Fn(usize, usize) -> bool,
     ) -> nalgebra::DMatrix<f64> {
-        let a = nalgebra::DMatrix::from(&sim.a);
+        let a = dense(sim);
         let n = filter.len();
         let mut out = nalgebra::DMatrix::zeros(3 * n, 3 * n);
         for i in 0..n {
@@ -1263,7 +1213,7 @@ mod tests {
         let x: Vec<DVec3> = (0..n).map(|i| DVec3::new(1.0, (i as f64).cos(), -0.5)).collect();
         let mut q = vec![DVec3::ZERO; n];
         sim.mul(&x, &mut q);
-        let want = nalgebra::DMatrix::from(&sim.a) * flat(&x);
+        let want = dense(&sim) * flat(&x);
         let err = (flat(&q) - &want).amax();
         assert!(err < 1e-6 * want.amax(), "product error {err}");
     }
@@ -1288,7 +1238,7 @@ mod tests {
         let its = sim.mcg(h, &b, &filter, &z, &mut dv);
         assert!(its < 2000);
         // Dense: Δv = z + y with (S A S + I − S) y = S (b − A z).
-        let a = nalgebra::DMatrix::from(&sim.a);
+        let a = dense(&sim);
         let s_blocks: Vec<_> = filter.iter().map(|f| projector(*f)).collect();
         let mut rhs = flat(&b) - &a * flat(&z);
         for (i, s) in s_blocks.iter().enumerate() {
