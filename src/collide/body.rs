@@ -71,18 +71,24 @@ pub enum HeadShape {
     },
 }
 
-/// Builds the colliders of a body moved by a head track. The torso follows the head's
-/// translation but not its rotation: the head turns on the neck while the body carries it.
-pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) -> Colliders {
-    let mut parts = Vec::new();
-    let center = match &head {
+/// The point of the head's rest frame the neck and shoulders are placed from: a procedural
+/// cranium's centre, the spheres' mean, or the origin (head meshes are placed at the origin).
+pub fn head_center(head: &HeadShape) -> Vec3 {
+    match head {
         HeadShape::Procedural(s) => s.center,
         HeadShape::Grid(_) => Vec3::ZERO,
         HeadShape::Spheres { spheres, .. } if !spheres.is_empty() => {
             spheres.iter().map(|s| s.center).sum::<Vec3>() / spheres.len() as f32
         }
         HeadShape::Spheres { .. } => Vec3::ZERO,
-    };
+    }
+}
+
+/// Builds the colliders of a body moved by a head track. The torso follows the head's
+/// translation but not its rotation: the head turns on the neck while the body carries it.
+pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) -> Colliders {
+    let mut parts = Vec::new();
+    let center = head_center(&head);
     match head {
         HeadShape::Procedural(s) => {
             parts.push(Collider {

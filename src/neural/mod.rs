@@ -1,5 +1,7 @@
-//! Learned upsampling (000, Lyu et al. 2020): a network predicts, from the rest groom and the
-//! simulated guides, per-particle weights over each particle's 4 × 4 guide neighbourhood.
+//! The learned methods. Upsampling (000, Lyu et al. 2020): a network predicts, from the rest
+//! groom and the simulated guides, per-particle weights over each particle's 4 × 4 guide
+//! neighbourhood. The quasi-static drape (003): the groom's shape for a head pose from a physics
+//! energy.
 //!
 //! - [`grid`]: the uv-grid groom the network works on (000 §4.1) and the transfer back to the
 //!   groom's strands;
@@ -7,10 +9,12 @@
 //! - [`interp`]: W_θ, the interpolator L (Eq. 2–3), its losses (Eq. 4–8), training and the
 //!   upsampling-seam implementation;
 //! - [`file`]: the self-describing model and checkpoint files (`.tnn`);
-//! - [`device`]: the burn backends (Flex on the CPU; CUDA with the `cuda` feature).
+//! - [`device`]: the burn backends (Flex on the CPU; CUDA with the `cuda` feature);
+//! - [`drape`]: the quasi-static drape (003): its physics energy, poses and baselines.
 
 pub mod data;
 pub mod device;
+pub mod drape;
 pub mod file;
 pub mod grid;
 pub mod interp;

@@ -1,0 +1,85 @@
+//! Poses of the quasi-static drape: head rotations relative to the torso about the top of the
+//! neck (003 §3.3 poses the groom with the body; tress's body is a rigid head on a neck and
+//! shoulders, so a pose is the head's rotation), read from `presets/poses/` or a TOML file.
+
+use glam::{DQuat, Vec3};
+use serde::{Deserialize, Serialize};
+
+use crate::collide::{BodyParams, HeadShape};
+use crate::error::{Error, Result};
+use crate::motion::Pose;
+use crate::presets::{self, Table};
+
+pub const TABLE: Table = &[
+    ("rest", include_str!("../../../presets/poses/rest.toml")),
+    ("turns", include_str!("../../../presets/poses/turns.toml")),
+];
+
+/// One head rotation (degrees): yaw turns the face to its left (+) about the vertical, pitch
+/// nods it down (+), roll tilts it toward its left shoulder (+).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HeadRotation {
+    pub name: String,
+    pub yaw: f64,
+    pub pitch: f64,
+    pub roll: f64,
+}
+
+impl HeadRotation {
+    /// The rotation (head frame: Y up, face +Z, the head's left +X).
+    pub fn rotation(&self) -> DQuat {
+        DQuat::from_rotation_y(self.yaw.to_radians())
+            * DQuat::from_rotation_x(self.pitch.to_radians())
+            * DQuat::from_rotation_z(-self.roll.to_radians())
+    }
+
+    /// The head's pose for this rotation about `pivot`.
+    pub fn pose(&self, pivot: Vec3) -> Pose {
+        let r = self.rotation();
+        let p = pivot.as_dvec3();
+        Pose::new(r, p - r * p)
+    }
+}
+
+/// A list of poses.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoseSet {
+    pub pose: Vec<HeadRotation>,
+}
+
+impl PoseSet {
+    /// A preset of `presets/poses/` by name, or a TOML file.
+    pub fn load(name_or_path: &str) -> Result<PoseSet> {
+        let set: PoseSet = presets::load("poses", TABLE, name_or_path)?;
+        if set.pose.is_empty() {
+            return Err(Error::Invalid(format!("{name_or_path}: no [[pose]]")));
+        }
+        if set.pose.len() > 100_000 {
+            return Err(Error::Invalid(format!("{name_or_path}: more than 100000 poses")));
+        }
+        for (i, p) in set.pose.iter().enumerate() {
+            for (k, v, limit) in [
+                ("yaw", p.yaw, 90.0),
+                ("pitch", p.pitch, 60.0),
+                ("roll", p.roll, 45.0),
+            ] {
+                if !(v.is_finite() && v.abs() <= limit) {
+                    return Err(Error::Invalid(format!(
+                        "{name_or_path}: pose {} ({}): {k} = {v}: must be within ±{limit}°",
+                        i + 1,
+                        p.name
+                    )));
+                }
+            }
+        }
+        Ok(set)
+    }
+}
+
+/// The pivot of the head's rotations: the top of the neck (the body's neck capsule), in the
+/// head's rest frame.
+pub fn neck_pivot(head: &HeadShape, body: &BodyParams) -> Vec3 {
+    crate::collide::body::head_center(head) + Vec3::new(0.0, body.neck_top, body.neck_forward)
+}

@@ -1,0 +1,186 @@
+//! The direct-minimization baselines of the drape (003 §4.2): the energy of [`super::energy`]
+//! minimized over the vertex positions themselves, from the rigidly posed groom, roots held.
+//!
+//! - **Adam**: 003 runs it with "the highest learning rate that produces stable results" and
+//!   gives no iteration count; tress's defaults are in [`AdamOptions`], with a cosine decay of the
+//!   step to a hundredth (so the last iterations settle instead of circling the minimum) and a
+//!   stop once the energy changes less than `tolerance` (relative) over 100 iterations.
+//! - **L-BFGS** (003 cites Liu & Nocedal): burn's L-BFGS with a strong-Wolfe line search, each
+//!   function evaluation re-taking the colliders' distances and the SPH pairs at its positions,
+//!   so the line search sees the true energy.
+
+use std::time::Instant;
+
+use burn::module::{Module, Param};
+use burn::optim::{AdamConfig, GradientsParams, LBFGSConfig, LineSearchFn, Optimizer};
+use burn::prelude::*;
+use burn::tensor::backend::AutodiffBackend;
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+use super::energy::{DrapeMaterial, Fixed, Linearization, Posed, TermValues, energy};
+use crate::collide::Colliders;
+use crate::motion::Pose;
+
+/// The free variables: each vertex's displacement from the posed groom (roots masked out).
+#[derive(Module, Debug)]
+pub struct Displacement<B: Backend> {
+    pub d: Param<Tensor<B, 3>>,
+}
+
+/// Settings of the Adam baseline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdamOptions {
+    /// First step size (cm).
+    pub learning_rate: f64,
+    pub iterations: usize,
+    /// Stop when the energy changes less than this (relative) over 100 iterations.
+    pub tolerance: f64,
+}
+
+impl Default for AdamOptions {
+    fn default() -> Self {
+        AdamOptions {
+            learning_rate: 0.05,
+            iterations: 3000,
+            tolerance: 1e-6,
+        }
+    }
+}
+
+/// How a solve went.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SolveReport {
+    pub iterations: usize,
+    pub seconds: f64,
+    /// Whether it stopped on the tolerance (not the iteration cap).
+    pub converged: bool,
+    pub energy: TermValues,
+}
+
+fn to_vec3(v: &[f32]) -> Vec<Vec3> {
+    v.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
+}
+
+/// Minimizes the drape energy of `posed` with Adam; returns the positions (world,
+/// `strands × points`) and the report.
+pub fn adam<B: AutodiffBackend>(
+    posed: &Posed,
+    colliders: Option<(&Colliders, &[Pose])>,
+    material: &DrapeMaterial,
+    options: &AdamOptions,
+    dev: &B::Device,
+) -> (Vec<Vec3>, SolveReport) {
+    let clock = Instant::now();
+    let fixed = Fixed::<B>::new(posed, dev);
+    let (s, n) = (posed.strands, posed.points);
+    let mut module = Displacement {
+        d: Param::from_tensor(Tensor::<B, 3>::zeros([s, n, 3], dev)),
+    };
+    let mut optim = AdamConfig::new().init::<B, Displacement<B>>();
+    let mut report = SolveReport::default();
+    let mut history: Vec<f64> = Vec::new();
+    let total = options.iterations.max(1);
+    let mut x_now = posed.x.clone();
+    for it in 0..total {
+        let x = fixed.positions(module.d.val());
+        x_now = to_vec3(&x.clone().into_data().to_vec::<f32>().expect("f32 positions"));
+        let lin = Linearization::at(&x_now, n, colliders, material);
+        let terms = energy(x, &fixed, &lin, material);
+        let e = terms.total.clone().into_scalar().elem::<f64>();
+        report.energy = terms.values();
+        report.iterations = it;
+        history.push(e);
+        if history.len() > 100 {
+            let old = history[history.len() - 101];
+            if (old - e).abs() <= options.tolerance * e.abs().max(old.abs()).max(1e-12) {
+                report.converged = true;
+                break;
+            }
+        }
+        let grads = GradientsParams::from_grads(terms.total.backward(), &module);
+        let t = it as f64 / total as f64;
+        let lr = options.learning_rate * (0.01 + 0.99 * 0.5 * (1.0 + (std::f64::consts::PI * t).cos()));
+        module = optim.step(lr, module, grads);
+    }
+    report.seconds = clock.elapsed().as_secs_f64();
+    (x_now, report)
+}
+
+/// Settings of the L-BFGS baseline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LbfgsOptions {
+    /// Outer steps, each of up to 20 L-BFGS iterations.
+    pub steps: usize,
+    /// Update history.
+    pub history: usize,
+    /// Stop when a step changes the energy less than this (relative).
+    pub tolerance: f64,
+}
+
+impl Default for LbfgsOptions {
+    fn default() -> Self {
+        LbfgsOptions {
+            steps: 100,
+            history: 20,
+            tolerance: 1e-7,
+        }
+    }
+}
+
+/// Minimizes the drape energy of `posed` with L-BFGS; returns the positions and the report
+/// (`iterations` counts energy evaluations).
+pub fn lbfgs<B: AutodiffBackend>(
+    posed: &Posed,
+    colliders: Option<(&Colliders, &[Pose])>,
+    material: &DrapeMaterial,
+    options: &LbfgsOptions,
+    dev: &B::Device,
+) -> (Vec<Vec3>, SolveReport) {
+    let clock = Instant::now();
+    let fixed = Fixed::<B>::new(posed, dev);
+    let (s, n) = (posed.strands, posed.points);
+    let mut module = Displacement {
+        d: Param::from_tensor(Tensor::<B, 3>::zeros([s, n, 3], dev)),
+    };
+    let mut optim = LBFGSConfig::new()
+        .with_history_size(options.history.max(1))
+        .with_line_search_fn(LineSearchFn::StrongWolfe)
+        .init::<B>();
+    let mut evaluations = 0usize;
+    let mut closure = |m: Displacement<B>| {
+        let x = fixed.positions(m.d.val());
+        let at = to_vec3(&x.clone().into_data().to_vec::<f32>().expect("f32 positions"));
+        let lin = Linearization::at(&at, n, colliders, material);
+        let terms = energy(x, &fixed, &lin, material);
+        let e = terms.total.clone().into_scalar().elem::<f64>();
+        evaluations += 1;
+        (e, GradientsParams::from_grads(terms.total.backward(), &m))
+    };
+    let mut last = f64::INFINITY;
+    let mut converged = false;
+    for _ in 0..options.steps.max(1) {
+        let (next, e) = optim.step(1.0, module, &mut closure);
+        module = next;
+        if (last - e).abs() <= options.tolerance * e.abs().max(1e-12) {
+            converged = true;
+            break;
+        }
+        last = e;
+    }
+    let x = fixed.positions(module.d.val());
+    let at = to_vec3(&x.clone().into_data().to_vec::<f32>().expect("f32 positions"));
+    let lin = Linearization::at(&at, n, colliders, material);
+    let energy = energy(x, &fixed, &lin, material).values();
+    (
+        at,
+        SolveReport {
+            iterations: evaluations,
+            seconds: clock.elapsed().as_secs_f64(),
+            converged,
+            energy,
+        },
+    )
+}

@@ -1,0 +1,201 @@
+use burn::backend::{Autodiff, Flex};
+use glam::Vec3;
+
+use super::energy::{DrapeMaterial, Posed};
+use super::solve::{AdamOptions, LbfgsOptions, adam, lbfgs};
+use super::*;
+use crate::collide::{Colliders, Sphere};
+use crate::motion::{HeadTrack, Pose};
+
+type B = Autodiff<Flex>;
+
+fn solve(posed: &Posed, c: Option<&Colliders>, m: &DrapeMaterial, iterations: usize) -> Vec<Vec3> {
+    let poses = c.map(|c| c.poses_at(0.0));
+    let cp = c.zip(poses.as_deref());
+    let opts = AdamOptions {
+        iterations,
+        tolerance: 0.0,
+        ..Default::default()
+    };
+    adam::<B>(posed, cp, m, &opts, &Default::default()).0
+}
+
+fn solve_lbfgs(posed: &Posed, c: Option<&Colliders>, m: &DrapeMaterial) -> Vec<Vec3> {
+    let poses = c.map(|c| c.poses_at(0.0));
+    let cp = c.zip(poses.as_deref());
+    let (x, r) = lbfgs::<B>(posed, cp, m, &LbfgsOptions::default(), &Default::default());
+    assert!(r.converged, "{r:?}");
+    x
+}
+
+/// A strand held horizontally at its root hangs so that each edge's angle below the horizontal
+/// balances the Cosserat anchor against the weight beyond it: with inextensible edges,
+/// `k sin φᵢ = w nᵢ cos φᵢ`, i.e. `tan φᵢ = w nᵢ / k` (nᵢ vertices beyond edge i; each edge's
+/// energy ½k‖e/l − d‖² = 2k sin²(φ/2) has derivative k sin φ).
+#[test]
+fn a_horizontal_strand_hangs_at_the_analytic_angles() {
+    let n = 12;
+    let rest: Vec<Vec3> = (0..n).map(|k| Vec3::new(0.0, 0.0, k as f32)).collect();
+    let m = DrapeMaterial {
+        cosserat: 20.0,
+        stretch: 1.0e5,
+        self_collision: 0.0,
+        ..Default::default()
+    };
+    let posed = Posed::new(&rest, n, &Pose::IDENTITY, m.smoothing as f32);
+    let x = solve_lbfgs(&posed, None, &m);
+    for i in 0..n - 1 {
+        let e = x[i + 1] - x[i];
+        let phi = (-e.y).atan2(e.z);
+        let want = ((n - 1 - i) as f64 * m.weight / m.cosserat).atan();
+        assert!(
+            (phi as f64 - want).abs() < 0.01 * want + 2e-3,
+            "edge {i}: {phi:.4} rad, analytic {want:.4}"
+        );
+        assert!(e.x.abs() < 1e-4, "the strand stays in its plane");
+    }
+}
+
+fn ball() -> Colliders {
+    Colliders::on_head(
+        vec![(
+            "ball",
+            Box::new(Sphere {
+                center: Vec3::new(0.0, 0.0, 0.0),
+                radius: 8.0,
+            }),
+        )],
+        HeadTrack::still(Pose::IDENTITY),
+    )
+}
+
+/// A fan of strands rooted on the top half of a ball, pointing sideways and slightly into it.
+fn fan(mirror: bool) -> Vec<Vec3> {
+    let mut rest = Vec::new();
+    for s in 0..6 {
+        let a = 0.3 + 0.25 * s as f32;
+        let root = Vec3::new(8.0 * a.cos(), 8.0 * a.sin(), 0.7 * s as f32 - 1.5);
+        let out = Vec3::new(a.cos(), 0.2, 0.1 * s as f32).normalize();
+        for k in 0..10 {
+            let mut p = root + out * (0.9 * k as f32);
+            if mirror {
+                p.x = -p.x;
+            }
+            rest.push(p);
+        }
+    }
+    rest
+}
+
+/// 003's test of symmetry: a groom mirrored left/right drapes mirrored (on a symmetric body).
+#[test]
+fn a_mirrored_groom_drapes_mirrored() {
+    let m = DrapeMaterial {
+        cosserat: 20.0,
+        smoothing: 0.5,
+        ..Default::default()
+    };
+    let c = ball();
+    let left = Posed::new(&fan(false), 10, &Pose::IDENTITY, m.smoothing as f32);
+    let right = Posed::new(&fan(true), 10, &Pose::IDENTITY, m.smoothing as f32);
+    let a = solve(&left, Some(&c), &m, 300);
+    let b = solve(&right, Some(&c), &m, 300);
+    let moved = a
+        .iter()
+        .zip(&left.x)
+        .map(|(p, q)| p.distance(*q))
+        .fold(0.0f32, f32::max);
+    assert!(moved > 0.5, "the fan drapes ({moved} cm)");
+    for (p, q) in a.iter().zip(&b) {
+        let mirrored = Vec3::new(-q.x, q.y, q.z);
+        assert!(p.distance(mirrored) < 1e-3, "{p} vs mirrored {mirrored}");
+    }
+}
+
+/// Strands started inside the body are pushed out by the body term (Eq. 10) without
+/// stretching, and Adam (the baseline with the paper's slow convergence) gets most of the way.
+#[test]
+fn the_drape_leaves_the_body_and_sags() {
+    let m = DrapeMaterial::default();
+    let c = ball();
+    // Roots on the ball, strands first sloping into it.
+    let mut rest = Vec::new();
+    for s in 0..4 {
+        let a = 0.5 + 0.3 * s as f32;
+        let root = Vec3::new(8.0 * a.cos(), 8.0 * a.sin(), 0.0);
+        let dir = Vec3::new(-0.3, -1.0, 0.2 * s as f32).normalize();
+        for k in 0..12 {
+            rest.push(root + dir * (0.8 * k as f32));
+        }
+    }
+    let posed = Posed::new(&rest, 12, &Pose::IDENTITY, m.smoothing as f32);
+    let poses = c.poses_at(0.0);
+    let before = DrapeMetrics::of(&posed.x, &posed, Some((&c, &poses)));
+    assert!(before.intersection_fraction > 0.2, "{before:?}");
+    let x = solve_lbfgs(&posed, Some(&c), &m);
+    let after = DrapeMetrics::of(&x, &posed, Some((&c, &poses)));
+    assert_eq!(after.intersection_fraction, 0.0, "{after:?}");
+    assert!(after.length_error_mean < 0.01, "{after:?}");
+    let opts = AdamOptions {
+        iterations: 1500,
+        ..Default::default()
+    };
+    let (_, report) = adam::<B>(&posed, Some((&c, &poses)), &m, &opts, &Default::default());
+    let f = super::energy::Fixed::<Flex>::new(&posed, &Default::default());
+    let lin = super::energy::Linearization::at(&posed.x, 12, Some((&c, &poses)), &m);
+    let start = super::energy::energy(
+        f.positions(burn::prelude::Tensor::zeros([4, 12, 3], &Default::default())),
+        &f,
+        &lin,
+        &m,
+    )
+    .values();
+    assert!(
+        report.energy.total < 1e-3 * start.total,
+        "Adam: {:?} from {start:?}",
+        report.energy
+    );
+}
+
+#[test]
+fn pose_presets_load_and_bad_poses_name_their_key() {
+    let set = PoseSet::load("turns").unwrap();
+    assert!(set.pose.len() >= 6);
+    assert_eq!(PoseSet::load("rest").unwrap().pose.len(), 1);
+    let dir = std::env::temp_dir().join(format!("tress-poses-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[[pose]]\nyaw = 200.0\n").unwrap();
+    let e = PoseSet::load(bad.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("yaw") && e.contains("bad.toml"), "{e}");
+    std::fs::write(&bad, "[[pose]]\nyawn = 2.0\n").unwrap();
+    let e = PoseSet::load(bad.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("yawn"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A yaw turns the face (+Z) toward the head's left (+X); pitch nods it down.
+#[test]
+fn head_rotations_follow_their_names() {
+    let face = glam::DVec3::Z;
+    let left = HeadRotation {
+        yaw: 90.0,
+        ..Default::default()
+    };
+    assert!((left.rotation() * face - glam::DVec3::X).length() < 1e-9);
+    let down = HeadRotation {
+        pitch: 90.0,
+        ..Default::default()
+    };
+    assert!((down.rotation() * face + glam::DVec3::Y).length() < 1e-9);
+    let tilt = HeadRotation {
+        roll: 90.0,
+        ..Default::default()
+    };
+    // The top of the head goes to the left (+X).
+    assert!((tilt.rotation() * glam::DVec3::Y - glam::DVec3::X).length() < 1e-9);
+    // About the pivot: the pivot stays.
+    let pivot = Vec3::new(0.0, -5.0, -1.0);
+    let p = left.pose(pivot).apply_f32(pivot);
+    assert!(p.distance(pivot) < 1e-5);
+}
