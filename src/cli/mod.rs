@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod convert;
+pub mod drape_cmd;
 pub mod eval_cmd;
 pub mod farm_cmd;
 pub mod groom_cmd;
@@ -104,6 +105,8 @@ pub enum Command {
         #[command(subcommand)]
         command: hairmesh_cmd::HairmeshCommand,
     },
+    /// Drape a groom for head poses: its resting shape under gravity and the body, one frame per pose.
+    Drape(Box<drape_cmd::DrapeArgs>),
     /// Built-in presets (grooms, materials, motions, bodies, training configs, jobs).
     Presets {
         #[command(subcommand)]
@@ -154,6 +157,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Train { command } => train_cmd::run(&command),
         Command::Presets { command } => presets_cmd::run(&command),
         Command::Hairmesh { command } => hairmesh_cmd::run(&command),
+        Command::Drape(a) => drape_cmd::run(&a),
     }
 }
 

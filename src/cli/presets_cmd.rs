@@ -20,6 +20,7 @@ pub enum Kind {
     Material,
     Motion,
     Body,
+    Poses,
     Training,
     Job,
 }
@@ -38,6 +39,7 @@ impl Kind {
             Kind::Material => crate::sim::material::TABLE,
             Kind::Motion => crate::motion::random::TABLE,
             Kind::Body => crate::collide::body::TABLE,
+            Kind::Poses => crate::neural::drape::pose::TABLE,
             Kind::Training => crate::neural::interp::train::PRESETS,
             Kind::Job => crate::pipeline::job::TABLE,
         }
@@ -50,6 +52,7 @@ impl Kind {
             Kind::Material => "--material NAME, [material] preset",
             Kind::Motion => "--motion NAME, [motion] preset",
             Kind::Body => "--body NAME, [head] body",
+            Kind::Poses => "drape --poses NAME",
             Kind::Training => "train interp --config NAME, [neural] config",
             Kind::Job => "extends = NAME in a job",
         }

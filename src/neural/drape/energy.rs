@@ -24,8 +24,6 @@
 //! vertex weighs 1 (cm). The sum is divided by the number of strands so step sizes do not depend
 //! on the groom's size (a global scale leaves the minimizer unchanged).
 
-use std::collections::HashMap;
-
 use burn::prelude::*;
 use burn::tensor::IndexingUpdateOp;
 use glam::Vec3;
@@ -63,7 +61,7 @@ impl Default for DrapeMaterial {
             body: 1.0e4,
             body_distance: 0.3,
             self_collision: 0.5,
-            smoothing: 0.8,
+            smoothing: 0.5,
         }
     }
 }
@@ -106,28 +104,54 @@ pub fn kernel(r: f32, h: f32) -> f32 {
 }
 
 /// Every pair `(i, j)`, `i < j`, of points closer than `radius`, in a fixed order (by `i`, then
-/// `j`), found with a uniform hash grid of cell `radius`.
+/// `j`), found with a uniform grid of cells at least `radius` wide (points sorted by cell).
 pub fn pairs_within(x: &[Vec3], radius: f32) -> (Vec<i64>, Vec<i64>) {
-    let cell = |p: Vec3| (p / radius).floor().as_ivec3();
-    let mut grid: HashMap<glam::IVec3, Vec<u32>> = HashMap::new();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    if x.is_empty() || radius.is_nan() || radius <= 0.0 {
+        return (a, b);
+    }
+    let lo = x.iter().fold(Vec3::INFINITY, |m, p| m.min(*p));
+    let hi = x.iter().fold(Vec3::NEG_INFINITY, |m, p| m.max(*p));
+    // Cells of at least `radius`, grown so the grid stays under 4 M cells.
+    let mut cell = radius;
+    let dims = |c: f32| ((hi - lo) / c).floor().as_uvec3() + glam::UVec3::ONE;
+    while dims(cell).as_dvec3().element_product() > 4.0e6 {
+        cell *= 1.5;
+    }
+    let d = dims(cell);
+    let coord = |p: Vec3| ((p - lo) / cell).floor().as_uvec3().min(d - glam::UVec3::ONE);
+    let id = |c: glam::UVec3| ((c.z * d.y + c.y) * d.x + c.x) as usize;
+    let mut start = vec![0u32; (d.x * d.y * d.z) as usize + 1];
+    for p in x {
+        start[id(coord(*p)) + 1] += 1;
+    }
+    for k in 1..start.len() {
+        start[k] += start[k - 1];
+    }
+    let mut fill = start.clone();
+    let mut sorted = vec![0u32; x.len()];
     for (i, p) in x.iter().enumerate() {
-        grid.entry(cell(*p)).or_default().push(i as u32);
+        let c = id(coord(*p));
+        sorted[fill[c] as usize] = i as u32;
+        fill[c] += 1;
     }
     let r2 = radius * radius;
-    let (mut a, mut b) = (Vec::new(), Vec::new());
     let mut near = Vec::new();
     for (i, p) in x.iter().enumerate() {
-        let c = cell(*p);
+        let c = coord(*p).as_ivec3();
         near.clear();
         for dz in -1..=1 {
             for dy in -1..=1 {
                 for dx in -1..=1 {
-                    if let Some(list) = grid.get(&(c + glam::IVec3::new(dx, dy, dz))) {
-                        near.extend(
-                            list.iter()
-                                .copied()
-                                .filter(|&j| j as usize > i && x[j as usize].distance_squared(*p) < r2),
-                        );
+                    let q = c + glam::IVec3::new(dx, dy, dz);
+                    if q.min_element() < 0 || q.cmpge(d.as_ivec3()).any() {
+                        continue;
+                    }
+                    let k = id(q.as_uvec3());
+                    for &j in &sorted[start[k] as usize..start[k + 1] as usize] {
+                        if j as usize > i && x[j as usize].distance_squared(*p) < r2 {
+                            near.push(j);
+                        }
                     }
                 }
             }
@@ -343,15 +367,19 @@ pub fn energy<B: Backend>(x: Tensor<B, 3>, f: &Fixed<B>, lin: &Linearization, m:
         let ii = Tensor::<B, 1, Int>::from_data(TensorData::new(lin.pair_i.clone(), [p]), &dev);
         let jj = Tensor::<B, 1, Int>::from_data(TensorData::new(lin.pair_j.clone(), [p]), &dev);
         let diff = flat.clone().select(0, ii.clone()) - flat.select(0, jj.clone());
-        let r = (diff.powi_scalar(2).sum_dim(1).squeeze_dim::<1>(1) + 1e-12).sqrt();
+        let r = ((diff.clone() * diff).sum_dim(1).squeeze_dim::<1>(1) + 1e-12).sqrt();
         let q = r / m.smoothing;
-        let inner = (q.clone().powi_scalar(2) * -6.0 + q.clone().powi_scalar(3) * 3.0) + 4.0;
-        let outer = (q.clone().neg() + 2.0).clamp_min(0.0).powi_scalar(3);
+        let q2 = q.clone() * q.clone();
+        // 4 − 6q² + 3q³ = 4 + q²(3q − 6).
+        let inner = q2 * (q.clone() * 3.0 - 6.0) + 4.0;
+        let t = (q.clone().neg() + 2.0).clamp_min(0.0);
+        let outer = t.clone() * t.clone() * t;
         let w = outer.mask_where(q.lower_equal_elem(1.0), inner);
         let rho = Tensor::<B, 1>::zeros([s * n], &dev)
             .select_assign(0, ii, w.clone(), IndexingUpdateOp::Add)
             .select_assign(0, jj, w, IndexingUpdateOp::Add);
-        (rho - f.rho_rest.clone()).clamp_min(0.0).powi_scalar(3).sum() * (m.self_collision * per)
+        let excess = (rho - f.rho_rest.clone()).clamp_min(0.0);
+        (excess.clone() * excess.clone() * excess).sum() * (m.self_collision * per)
     };
     Terms {
         total: cos.clone() + stretch.clone() + gravity.clone() + body.clone() + self_collision.clone(),

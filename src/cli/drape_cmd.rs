@@ -1,0 +1,268 @@
+//! `tress drape`: the groom's quasi-static shape for a list of head poses, found by minimizing
+//! the drape energy (see `crate::neural::drape`), one output frame per pose.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use burn::backend::{Autodiff, Flex};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use serde_json::json;
+
+use super::report::output_file;
+use crate::cache::{CacheInfo, SinkOptions, create_sink};
+use crate::error::{Error, Result};
+use crate::groom::Transform;
+use crate::motion::{HeadTrack, Pose};
+use crate::neural::drape::solve::{AdamOptions, LbfgsOptions, adam, lbfgs};
+use crate::neural::drape::{DrapeGroom, DrapeMaterial, DrapeMetrics, PoseSet, Posed, pose::neck_pivot};
+use crate::pipeline::progress::FrameProgress;
+use crate::scene::{body_params, colliders, head_shape, load_groom};
+
+/// How the energy is minimized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DrapeSolver {
+    /// Adam over the vertex positions.
+    Adam,
+    /// L-BFGS with a strong-Wolfe line search over the vertex positions.
+    Lbfgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DrapeArgs {
+    /// Groom file or procedural preset (straight, wavy, curly).
+    #[arg(long, value_name = "FILE|PRESET")]
+    pub groom: String,
+    /// Strands of a procedural groom preset.
+    #[arg(long)]
+    pub strands: Option<usize>,
+    /// Head collider: procedural (a procedural groom's cranium), sphere (an ellipsoid fitted
+    /// to the roots), or a mesh (.obj, .glb, .abc) / .sdf file. Default: procedural for
+    /// presets, sphere otherwise.
+    #[arg(long, value_name = "MESH|sphere|procedural")]
+    pub head: Option<String>,
+    /// Body colliders under the head: default (neck and shoulders), head_only, or a TOML file.
+    #[arg(long, value_name = "PRESET|FILE")]
+    pub body: Option<String>,
+    /// Head rotations relative to the torso: a preset (rest, turns) or a TOML file of
+    /// [[pose]] tables with yaw, pitch and roll in degrees.
+    #[arg(long, value_name = "PRESET|FILE", default_value = "turns")]
+    pub poses: String,
+    /// How the energy is minimized.
+    #[arg(long, value_enum, default_value_t = DrapeSolver::Lbfgs)]
+    pub solver: DrapeSolver,
+    /// Iterations: Adam's steps, or L-BFGS's outer steps of up to 20 iterations each
+    /// [default: 3000 for adam, 100 for lbfgs].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub iterations: Option<u64>,
+    /// Adam's first step size (cm).
+    #[arg(long, default_value_t = 0.05)]
+    pub learning_rate: f64,
+    /// Stiffness and sizes of the energy from a TOML file (cosserat, stretch, weight, body,
+    /// body_distance, self_collision, smoothing).
+    #[arg(long, value_name = "FILE")]
+    pub material: Option<PathBuf>,
+    /// Scalp texture size: the groom is draped as one strand per occupied texel of a T × T map
+    /// of root positions, then carried back to all its strands.
+    #[arg(long, value_name = "T", default_value_t = 32)]
+    pub texture: usize,
+    /// Vertices per draped strand.
+    #[arg(long, default_value_t = 24)]
+    pub points: usize,
+    #[command(flatten)]
+    pub space: super::InputSpace,
+    /// Cell size (cm) of head mesh distance grids.
+    #[arg(long, default_value_t = 0.2)]
+    pub sdf_cell: f32,
+    /// Outputs (one frame per pose, from frame 1): .abc, .tcache, or a PLY sequence pattern
+    /// (hair.####.ply); repeat for several.
+    #[arg(short, long, required = true)]
+    pub output: Vec<PathBuf>,
+    /// Print the result as JSON on standard output (errors too: {"error", "exit_code"}).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Means of metrics over poses.
+fn mean(ms: &[DrapeMetrics]) -> DrapeMetrics {
+    let k = ms.len().max(1) as f64;
+    let mut out = DrapeMetrics::default();
+    for m in ms {
+        out.intersection_fraction += m.intersection_fraction / k;
+        out.length_error_mean += m.length_error_mean / k;
+        out.orientation_error_deg += m.orientation_error_deg / k;
+        out.gravity_potential += m.gravity_potential / k;
+    }
+    out
+}
+
+pub fn run(a: &DrapeArgs) -> Result<()> {
+    if !(a.space.scale > 0.0 && a.space.scale.is_finite()) {
+        return Err(Error::Invalid("--scale must be positive".into()));
+    }
+    if !(a.learning_rate > 0.0 && a.learning_rate.is_finite()) {
+        return Err(Error::Invalid("--learning-rate must be positive".into()));
+    }
+    if !(4..=256).contains(&a.texture) || !a.texture.is_multiple_of(2) {
+        return Err(Error::Invalid(format!(
+            "--texture {}: an even size from 4 to 256",
+            a.texture
+        )));
+    }
+    super::distinct_outputs(&a.output)?;
+    let material = match &a.material {
+        Some(path) => {
+            let origin = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+            let m: DrapeMaterial = crate::presets::parse(&text, &origin)?;
+            m.check().map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+            m
+        }
+        None => DrapeMaterial::default(),
+    };
+    let poses = PoseSet::load(&a.poses)?;
+    let t = Transform {
+        scale: a.space.scale,
+        up: a.space.up,
+    };
+    let scene = load_groom(&a.groom, &t, a.strands)?;
+    let groom = DrapeGroom::new(&scene.groom, a.texture, a.points)?;
+    let head_spec = a.head.clone().unwrap_or_else(|| {
+        if scene.procedural.is_some() {
+            "procedural".into()
+        } else {
+            "sphere".into()
+        }
+    });
+    if head_spec == "none" {
+        return Err(Error::Invalid(
+            "--head none: a drape needs a head to hang from".into(),
+        ));
+    }
+    let (head, head_what) = head_shape(&head_spec, &scene, &t, a.sdf_cell)?;
+    let body = body_params(a.body.as_deref(), &head)?;
+    let pivot = neck_pivot(&head, &body);
+    let mut colliders = colliders(head, &body, HeadTrack::still(Pose::IDENTITY));
+    colliders.torso = HeadTrack::still(Pose::IDENTITY);
+
+    let topology = scene.groom.to_strands();
+    let info = CacheInfo {
+        topology,
+        fps: 24.0,
+        frames: Vec::new(),
+    };
+    let mut sinks = Vec::new();
+    for o in &a.output {
+        sinks.push(create_sink(o, &info, 1.0, &SinkOptions::default())?);
+    }
+    if !a.json {
+        eprintln!(
+            "drape     {} strands on a {}² texture ({} vertices each), {} poses, solver {:?}",
+            groom.strands(),
+            a.texture,
+            a.points,
+            poses.pose.len(),
+            a.solver
+        );
+        eprintln!("head      {head_what}");
+    }
+    let dev = Default::default();
+    let mut progress = FrameProgress::new("drape", poses.pose.len() as u64, a.json);
+    let (mut before, mut after, mut per_pose) = (Vec::new(), Vec::new(), Vec::new());
+    let mut seconds = 0.0;
+    let clock = Instant::now();
+    for (k, rot) in poses.pose.iter().enumerate() {
+        let head_pose = rot.pose(pivot);
+        colliders.head = HeadTrack::still(head_pose);
+        let collider_poses = colliders.poses_at(0.0);
+        let cp = Some((&colliders, collider_poses.as_slice()));
+        let posed = Posed::new(&groom.rest, a.points, &head_pose, material.smoothing as f32);
+        let (x, report) = match a.solver {
+            DrapeSolver::Adam => {
+                let o = AdamOptions {
+                    learning_rate: a.learning_rate,
+                    iterations: a.iterations.unwrap_or(3000) as usize,
+                    ..Default::default()
+                };
+                adam::<Autodiff<Flex>>(&posed, cp, &material, &o, &dev)
+            }
+            DrapeSolver::Lbfgs => {
+                let o = LbfgsOptions {
+                    steps: a.iterations.unwrap_or(100) as usize,
+                    ..Default::default()
+                };
+                lbfgs::<Autodiff<Flex>>(&posed, cp, &material, &o, &dev)
+            }
+        };
+        seconds += report.seconds;
+        let m0 = DrapeMetrics::of(&posed.x, &posed, cp);
+        let m1 = DrapeMetrics::of(&x, &posed, cp);
+        let points = groom.to_groom(&x, &head_pose, scene.groom.points().len());
+        let p: &[[f32; 3]] = bytemuck::cast_slice(&points);
+        for s in sinks.iter_mut() {
+            s.write((k + 1) as f64, p, Some(head_pose.into()))?;
+        }
+        per_pose.push(json!({
+            "name": rot.name, "yaw": rot.yaw, "pitch": rot.pitch, "roll": rot.roll,
+            "seconds": report.seconds, "iterations": report.iterations,
+            "converged": report.converged, "energy": report.energy,
+            "posed": m0, "draped": m1,
+        }));
+        before.push(m0);
+        after.push(m1);
+        progress.tick((k + 1) as i64);
+    }
+    progress.finish();
+    let mut files = Vec::new();
+    for s in sinks {
+        files.extend(s.finish()?);
+    }
+    let solver = serde_json::to_value(a.solver).expect("json");
+    let solver_name = solver.as_str().unwrap_or("solver").to_string();
+    let seconds_per_groom = seconds / poses.pose.len().max(1) as f64;
+    if a.json {
+        let mut metrics = serde_json::Map::new();
+        metrics.insert("posed".into(), serde_json::to_value(mean(&before)).expect("json"));
+        metrics.insert(
+            solver_name.clone(),
+            serde_json::to_value(mean(&after)).expect("json"),
+        );
+        let doc = json!({
+            "solver": solver,
+            "grooms": 1,
+            "poses": poses.pose.len(),
+            "strands": groom.strands(),
+            "points": a.points,
+            "texture": a.texture,
+            "seconds_per_groom": seconds_per_groom,
+            "seconds_total": clock.elapsed().as_secs_f64(),
+            "metrics": metrics,
+            "per_pose": per_pose,
+            "material": material,
+            "head": head_what,
+            "outputs": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+    } else {
+        let (m0, m1) = (mean(&before), mean(&after));
+        eprintln!(
+            "          {:>10} {:>12} {:>14} {:>12}",
+            "inside %", "length err %", "orientation °", "gravity"
+        );
+        for (name, m) in [("posed", m0), (solver_name.as_str(), m1)] {
+            eprintln!(
+                "{name:<9} {:>10.3} {:>12.3} {:>14.2} {:>12.1}",
+                100.0 * m.intersection_fraction,
+                100.0 * m.length_error_mean,
+                m.orientation_error_deg,
+                m.gravity_potential
+            );
+        }
+        eprintln!("time      {seconds_per_groom:.2} s per pose");
+        for f in &files {
+            output_file(f);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! `tress drape` (003's quasi-static drape, direct-minimization baselines): one frame per pose,
+//! Table 1's figures, errors that name the file and key.
+
+mod common;
+
+use glam::{DVec3, Vec3};
+use serde_json::Value;
+use tress::motion::Pose;
+use tress_formats::tcache::TcacheReader;
+
+fn poses(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("poses.toml");
+    std::fs::write(
+        &p,
+        "[[pose]]\nname = \"rest\"\n\n[[pose]]\nname = \"left\"\nyaw = 30.0\npitch = 10.0\n",
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn drape_writes_one_frame_per_pose_with_the_roots_on_the_turned_head() {
+    let dir = common::temp_dir("drape");
+    let p = poses(&dir);
+    let out = dir.join("drape.tcache");
+    let o = common::tress_ok(&[
+        "drape",
+        "--groom",
+        "wavy",
+        "--strands",
+        "150",
+        "--texture",
+        "8",
+        "--points",
+        "10",
+        "--poses",
+        p.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["solver"], "lbfgs");
+    assert_eq!(v["grooms"], 1);
+    assert_eq!(v["poses"], 2);
+    assert!(v["seconds_per_groom"].as_f64().unwrap() > 0.0);
+    let (posed, draped) = (&v["metrics"]["posed"], &v["metrics"]["lbfgs"]);
+    for key in [
+        "intersection_fraction",
+        "length_error_mean",
+        "orientation_error_deg",
+        "gravity_potential",
+    ] {
+        assert!(posed[key].is_number() && draped[key].is_number(), "{key}: {v}");
+    }
+    let f = |m: &Value, k: &str| m[k].as_f64().unwrap();
+    assert!(
+        f(draped, "intersection_fraction") <= f(posed, "intersection_fraction"),
+        "{v}"
+    );
+    assert!(f(draped, "length_error_mean") < 0.01, "{v}");
+    // Wavy hair styled out from the head sags under its weight.
+    assert!(
+        f(draped, "gravity_potential") < f(posed, "gravity_potential"),
+        "{v}"
+    );
+    for pose in v["per_pose"].as_array().unwrap() {
+        assert_eq!(pose["converged"], true, "{pose}");
+    }
+
+    let mut cache = TcacheReader::open(&out).unwrap();
+    assert_eq!(cache.len(), 2);
+    let (a, b) = (cache.frame(0).unwrap(), cache.frame(1).unwrap());
+    assert_eq!(a.len(), b.len());
+    let counts = cache.header.rest.counts.clone();
+    assert_eq!(counts.len(), 150);
+    // The roots turn rigidly with the head (frame 0 is the upright pose).
+    let turn = Pose::from(cache.pose(1).unwrap());
+    assert!(turn.angle_deg() > 20.0);
+    let mut start = 0;
+    for c in counts {
+        let root = Vec3::from_array(a[start]).as_dvec3();
+        let want: DVec3 = turn.apply(root);
+        let got = Vec3::from_array(b[start]).as_dvec3();
+        assert!(
+            (got - want).length() < 1e-3,
+            "root off by {}",
+            (got - want).length()
+        );
+        start += c as usize;
+    }
+}
+
+#[test]
+fn bad_drape_inputs_name_the_file_and_key() {
+    let dir = common::temp_dir("drape_bad");
+    let p = poses(&dir);
+    let out = dir.join("never.abc");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "drape",
+            "--groom",
+            "straight",
+            "--strands",
+            "50",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        common::tress(&args)
+    };
+    let mat = dir.join("soft.toml");
+    std::fs::write(&mat, "cosserat = 10.0\nstiffness = 3\n").unwrap();
+    let o = run(&[
+        "--poses",
+        p.to_str().unwrap(),
+        "--material",
+        mat.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = common::stderr(&o);
+    assert!(e.contains("soft.toml") && e.contains("stiffness"), "{e}");
+    std::fs::write(&mat, "smoothing = -1.0\n").unwrap();
+    let e = common::stderr(&run(&[
+        "--poses",
+        p.to_str().unwrap(),
+        "--material",
+        mat.to_str().unwrap(),
+    ]));
+    assert!(e.contains("soft.toml") && e.contains("smoothing"), "{e}");
+    let bad = dir.join("bad_poses.toml");
+    std::fs::write(&bad, "[[pose]]\nroll = 80.0\n").unwrap();
+    let o = run(&["--poses", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = common::stderr(&o);
+    assert!(e.contains("bad_poses.toml") && e.contains("roll"), "{e}");
+    assert!(!out.exists(), "no output is written on bad input");
+}
