@@ -18,7 +18,7 @@ use burn::tensor::backend::AutodiffBackend;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use super::energy::{DrapeMaterial, Fixed, Linearization, Posed, TermValues, energy};
+use super::energy::{DrapeMaterial, Fixed, Linearization, Posed, TermValues, Terms, energy};
 use crate::collide::Colliders;
 use crate::motion::Pose;
 
@@ -63,6 +63,31 @@ fn to_vec3(v: &[f32]) -> Vec<Vec3> {
     v.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
 }
 
+/// The fixed tensors of `posed` and zero displacements.
+fn start<B: Backend>(posed: &Posed, dev: &B::Device) -> (Fixed<B>, Displacement<B>) {
+    let d = Tensor::<B, 3>::zeros([posed.strands, posed.points, 3], dev);
+    (
+        Fixed::new(posed, dev),
+        Displacement {
+            d: Param::from_tensor(d),
+        },
+    )
+}
+
+/// The energy at displacements `d`, linearized at the positions they give (returned too).
+fn evaluate<B: Backend>(
+    fixed: &Fixed<B>,
+    d: Tensor<B, 3>,
+    colliders: Option<(&Colliders, &[Pose])>,
+    material: &DrapeMaterial,
+) -> (Vec<Vec3>, Terms<B>) {
+    let x = fixed.positions(d);
+    let at = to_vec3(&x.clone().into_data().to_vec::<f32>().expect("f32 positions"));
+    let lin = Linearization::at(&at, fixed.points, colliders, material);
+    let terms = energy(x, fixed, &lin, material);
+    (at, terms)
+}
+
 /// Minimizes the drape energy of `posed` with Adam; returns the positions (world,
 /// `strands × points`) and the report.
 pub fn adam<B: AutodiffBackend>(
@@ -73,21 +98,15 @@ pub fn adam<B: AutodiffBackend>(
     dev: &B::Device,
 ) -> (Vec<Vec3>, SolveReport) {
     let clock = Instant::now();
-    let fixed = Fixed::<B>::new(posed, dev);
-    let (s, n) = (posed.strands, posed.points);
-    let mut module = Displacement {
-        d: Param::from_tensor(Tensor::<B, 3>::zeros([s, n, 3], dev)),
-    };
+    let (fixed, mut module) = start::<B>(posed, dev);
     let mut optim = AdamConfig::new().init::<B, Displacement<B>>();
     let mut report = SolveReport::default();
     let mut history: Vec<f64> = Vec::new();
     let total = options.iterations.max(1);
     let mut x_now = posed.x.clone();
     for it in 0..total {
-        let x = fixed.positions(module.d.val());
-        x_now = to_vec3(&x.clone().into_data().to_vec::<f32>().expect("f32 positions"));
-        let lin = Linearization::at(&x_now, n, colliders, material);
-        let terms = energy(x, &fixed, &lin, material);
+        let (at, terms) = evaluate(&fixed, module.d.val(), colliders, material);
+        x_now = at;
         let e = terms.total.clone().into_scalar().elem::<f64>();
         report.energy = terms.values();
         report.iterations = it;
@@ -140,21 +159,14 @@ pub fn lbfgs<B: AutodiffBackend>(
     dev: &B::Device,
 ) -> (Vec<Vec3>, SolveReport) {
     let clock = Instant::now();
-    let fixed = Fixed::<B>::new(posed, dev);
-    let (s, n) = (posed.strands, posed.points);
-    let mut module = Displacement {
-        d: Param::from_tensor(Tensor::<B, 3>::zeros([s, n, 3], dev)),
-    };
+    let (fixed, mut module) = start::<B>(posed, dev);
     let mut optim = LBFGSConfig::new()
         .with_history_size(options.history.max(1))
         .with_line_search_fn(LineSearchFn::StrongWolfe)
         .init::<B>();
     let mut evaluations = 0usize;
     let mut closure = |m: Displacement<B>| {
-        let x = fixed.positions(m.d.val());
-        let at = to_vec3(&x.clone().into_data().to_vec::<f32>().expect("f32 positions"));
-        let lin = Linearization::at(&at, n, colliders, material);
-        let terms = energy(x, &fixed, &lin, material);
+        let (_, terms) = evaluate(&fixed, m.d.val(), colliders, material);
         let e = terms.total.clone().into_scalar().elem::<f64>();
         evaluations += 1;
         (e, GradientsParams::from_grads(terms.total.backward(), &m))
@@ -170,10 +182,8 @@ pub fn lbfgs<B: AutodiffBackend>(
         }
         last = e;
     }
-    let x = fixed.positions(module.d.val());
-    let at = to_vec3(&x.clone().into_data().to_vec::<f32>().expect("f32 positions"));
-    let lin = Linearization::at(&at, n, colliders, material);
-    let energy = energy(x, &fixed, &lin, material).values();
+    let (at, terms) = evaluate(&fixed, module.d.val(), colliders, material);
+    let energy = terms.values();
     (
         at,
         SolveReport {
