@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::groom::Transform;
 use crate::motion::{HeadTrack, Pose};
 use crate::neural::drape::solve::{AdamOptions, LbfgsOptions, adam, lbfgs};
+use crate::neural::drape::xpbd::{XpbdOptions, xpbd};
 use crate::neural::drape::{DrapeGroom, DrapeMaterial, DrapeMetrics, PoseSet, Posed, pose::neck_pivot};
 use crate::pipeline::progress::FrameProgress;
 use crate::scene::{body_params, colliders, head_shape, load_groom};
@@ -27,6 +28,8 @@ pub enum DrapeSolver {
     Adam,
     /// L-BFGS with a strong-Wolfe line search over the vertex positions.
     Lbfgs,
+    /// XPBD: 30 quasi-static steps of constraint projection on the same energy.
+    Xpbd,
 }
 
 #[derive(Debug, Args)]
@@ -52,8 +55,8 @@ pub struct DrapeArgs {
     /// How the energy is minimized.
     #[arg(long, value_enum, default_value_t = DrapeSolver::Lbfgs)]
     pub solver: DrapeSolver,
-    /// Iterations: Adam's steps, or L-BFGS's outer steps of up to 20 iterations each
-    /// [default: 3000 for adam, 100 for lbfgs].
+    /// Iterations: Adam's steps, L-BFGS's outer steps of up to 20 iterations each, or XPBD's
+    /// constraint iterations per step [default: 3000 for adam, 100 for lbfgs, 1000 for xpbd].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub iterations: Option<u64>,
     /// Adam's first step size (cm).
@@ -193,6 +196,13 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
                     ..Default::default()
                 };
                 lbfgs::<Autodiff<Flex>>(&posed, cp, &material, &o, &dev)
+            }
+            DrapeSolver::Xpbd => {
+                let o = XpbdOptions {
+                    iterations: a.iterations.unwrap_or(1000) as usize,
+                    ..Default::default()
+                };
+                xpbd(&posed, cp, &material, &o)
             }
         };
         seconds += report.seconds;

@@ -4,7 +4,8 @@
 //! - [`energy`]: the energy of 003 §3.5 (modified Cosserat, stretch, gravity, body and SPH
 //!   self-collision, Eq. 6–13) in burn tensor operations;
 //! - [`pose`]: head rotations relative to the torso (`presets/poses/`);
-//! - [`solve`]: the direct-minimization baseline with Adam (003 §4.2);
+//! - [`solve`]: the direct-minimization baselines with Adam and L-BFGS (003 §4.2);
+//! - [`xpbd`]: the XPBD baseline on the same energy (003 §4.2);
 //! - this module: the groom on its scalp texture (003 §3.1: one strand of N vertices per texel of
 //!   a T × T root-UV map, empty texels masked; the uv grid of [`crate::neural::grid`]) and the
 //!   metrics of 003 Table 1.
@@ -12,6 +13,7 @@
 pub mod energy;
 pub mod pose;
 pub mod solve;
+pub mod xpbd;
 
 use glam::Vec3;
 use serde::Serialize;

@@ -194,3 +194,21 @@ pub fn lbfgs<B: AutodiffBackend>(
         },
     )
 }
+
+/// The energy's terms at positions `x` (`strands × points`, world) of `posed`.
+pub fn energy_at<B: Backend>(
+    posed: &Posed,
+    x: &[Vec3],
+    colliders: Option<(&Colliders, &[Pose])>,
+    material: &DrapeMaterial,
+    dev: &B::Device,
+) -> TermValues {
+    let fixed = Fixed::<B>::new(posed, dev);
+    let d: Vec<f32> = x
+        .iter()
+        .zip(&posed.x)
+        .flat_map(|(a, b)| (*a - *b).to_array())
+        .collect();
+    let d = Tensor::<B, 3>::from_data(TensorData::new(d, [posed.strands, posed.points, 3]), dev);
+    evaluate(&fixed, d, colliders, material).1.values()
+}

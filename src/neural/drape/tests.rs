@@ -56,6 +56,31 @@ fn a_horizontal_strand_hangs_at_the_analytic_angles() {
     }
 }
 
+/// XPBD (each term a compliant constraint with the same energy) reaches the same hanging
+/// angles.
+#[test]
+fn xpbd_hangs_the_strand_at_the_same_angles() {
+    let n = 12;
+    let rest: Vec<Vec3> = (0..n).map(|k| Vec3::new(0.0, 0.0, k as f32)).collect();
+    let m = DrapeMaterial {
+        cosserat: 20.0,
+        stretch: 1.0e5,
+        self_collision: 0.0,
+        ..Default::default()
+    };
+    let posed = Posed::new(&rest, n, &Pose::IDENTITY, m.smoothing as f32);
+    let (x, _) = super::xpbd::xpbd(&posed, None, &m, &Default::default());
+    for i in 0..n - 1 {
+        let e = x[i + 1] - x[i];
+        let phi = (-e.y).atan2(e.z);
+        let want = ((n - 1 - i) as f64 * m.weight / m.cosserat).atan();
+        assert!(
+            (phi as f64 - want).abs() < 0.02 * want + 2e-3,
+            "edge {i}: {phi:.4} rad, analytic {want:.4}"
+        );
+    }
+}
+
 fn ball() -> Colliders {
     Colliders::on_head(
         vec![(
