@@ -64,7 +64,7 @@ fn drape_writes_one_frame_per_pose_with_the_roots_on_the_turned_head() {
         f(draped, "gravity_potential") < f(posed, "gravity_potential"),
         "{v}"
     );
-    for pose in v["per_pose"].as_array().unwrap() {
+    for pose in v["per_groom"][0]["per_pose"].as_array().unwrap() {
         assert_eq!(pose["converged"], true, "{pose}");
     }
 
@@ -135,4 +135,67 @@ fn bad_drape_inputs_name_the_file_and_key() {
     let e = common::stderr(&o);
     assert!(e.contains("bad_poses.toml") && e.contains("roll"), "{e}");
     assert!(!out.exists(), "no output is written on bad input");
+}
+
+/// `--grooms DIR`: every groom file of the folder, one cache each (`{groom}` in the output).
+#[test]
+fn a_folder_of_grooms_drapes_into_one_cache_each() {
+    let dir = common::temp_dir("drape_batch");
+    let grooms = dir.join("grooms");
+    std::fs::create_dir_all(&grooms).unwrap();
+    for (preset, name) in [("wavy", "a_wavy.hair"), ("curly", "b_curly.hair")] {
+        let out = grooms.join(name);
+        common::tress_ok(&[
+            "groom",
+            "new",
+            "--preset",
+            preset,
+            "--strands",
+            "60",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+    }
+    std::fs::write(grooms.join("notes.txt"), "not a groom").unwrap();
+    let p = poses(&dir);
+    let pattern = dir.join("{groom}.tcache");
+    let args = |o: &str| {
+        vec![
+            "drape".to_string(),
+            "--grooms".into(),
+            grooms.to_str().unwrap().into(),
+            "--texture".into(),
+            "8".into(),
+            "--points".into(),
+            "8".into(),
+            "--poses".into(),
+            p.to_str().unwrap().into(),
+            "-o".into(),
+            o.into(),
+            "--json".into(),
+        ]
+    };
+    let a = args(pattern.to_str().unwrap());
+    let o = common::tress_ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["grooms"], 2);
+    let names: Vec<&str> = v["per_groom"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a_wavy", "b_curly"]);
+    for n in names {
+        let cache = TcacheReader::open(dir.join(format!("{n}.tcache"))).unwrap();
+        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.header.rest.counts.len(), 60);
+    }
+    // Without {groom}, two grooms would share one file: refused.
+    let one = dir.join("one.tcache");
+    let a = args(one.to_str().unwrap());
+    let o = common::tress(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::stderr(&o).contains("{groom}"), "{}", common::stderr(&o));
+    assert!(!one.exists());
 }

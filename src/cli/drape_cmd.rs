@@ -33,10 +33,15 @@ pub enum DrapeSolver {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["groom", "grooms"])))]
 pub struct DrapeArgs {
     /// Groom file or procedural preset (straight, wavy, curly).
     #[arg(long, value_name = "FILE|PRESET")]
-    pub groom: String,
+    pub groom: Option<String>,
+    /// A folder of groom files, draped one after the other (every file tress reads as a groom,
+    /// by name); each output's `{groom}` is replaced by the file's name without extension.
+    #[arg(long, value_name = "DIR")]
+    pub grooms: Option<PathBuf>,
     /// Strands of a procedural groom preset.
     #[arg(long)]
     pub strands: Option<usize>,
@@ -79,7 +84,8 @@ pub struct DrapeArgs {
     #[arg(long, default_value_t = 0.2)]
     pub sdf_cell: f32,
     /// Outputs (one frame per pose, from frame 1): .abc, .tcache, or a PLY sequence pattern
-    /// (hair.####.ply); repeat for several.
+    /// (hair.####.ply); repeat for several. `{groom}` in a name is replaced by the groom's
+    /// name (required with --grooms).
     #[arg(short, long, required = true)]
     pub output: Vec<PathBuf>,
     /// Print the result as JSON on standard output (errors too: {"error", "exit_code"}).
@@ -100,36 +106,29 @@ fn mean(ms: &[DrapeMetrics]) -> DrapeMetrics {
     out
 }
 
-pub fn run(a: &DrapeArgs) -> Result<()> {
-    if !(a.space.scale > 0.0 && a.space.scale.is_finite()) {
-        return Err(Error::Invalid("--scale must be positive".into()));
-    }
-    if !(a.learning_rate > 0.0 && a.learning_rate.is_finite()) {
-        return Err(Error::Invalid("--learning-rate must be positive".into()));
-    }
-    if !(4..=256).contains(&a.texture) || !a.texture.is_multiple_of(2) {
-        return Err(Error::Invalid(format!(
-            "--texture {}: an even size from 4 to 256",
-            a.texture
-        )));
-    }
-    super::distinct_outputs(&a.output)?;
-    let material = match &a.material {
-        Some(path) => {
-            let origin = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
-            let m: DrapeMaterial = crate::presets::parse(&text, &origin)?;
-            m.check().map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
-            m
-        }
-        None => DrapeMaterial::default(),
-    };
-    let poses = PoseSet::load(&a.poses)?;
-    let t = Transform {
-        scale: a.space.scale,
-        up: a.space.up,
-    };
-    let scene = load_groom(&a.groom, &t, a.strands)?;
+/// What draping one groom gave.
+struct Draped {
+    name: String,
+    strands: usize,
+    seconds: f64,
+    before: Vec<DrapeMetrics>,
+    after: Vec<DrapeMetrics>,
+    per_pose: Vec<serde_json::Value>,
+    files: Vec<PathBuf>,
+    head: String,
+}
+
+/// Drapes one groom for every pose and writes its caches.
+fn drape_one(
+    a: &DrapeArgs,
+    name: &str,
+    spec: &str,
+    t: &Transform,
+    material: &DrapeMaterial,
+    poses: &PoseSet,
+) -> Result<Draped> {
+    let material = material.clone();
+    let scene = load_groom(spec, t, a.strands)?;
     let groom = DrapeGroom::new(&scene.groom, a.texture, a.points)?;
     let head_spec = a.head.clone().unwrap_or_else(|| {
         if scene.procedural.is_some() {
@@ -143,7 +142,7 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
             "--head none: a drape needs a head to hang from".into(),
         ));
     }
-    let (head, head_what) = head_shape(&head_spec, &scene, &t, a.sdf_cell)?;
+    let (head, head_what) = head_shape(&head_spec, &scene, t, a.sdf_cell)?;
     let body = body_params(a.body.as_deref(), &head)?;
     let pivot = neck_pivot(&head, &body);
     let mut colliders = colliders(head, &body, HeadTrack::still(Pose::IDENTITY));
@@ -157,24 +156,19 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
     };
     let mut sinks = Vec::new();
     for o in &a.output {
-        sinks.push(create_sink(o, &info, 1.0, &SinkOptions::default())?);
+        let path = PathBuf::from(o.to_string_lossy().replace("{groom}", name));
+        sinks.push(create_sink(&path, &info, 1.0, &SinkOptions::default())?);
     }
     if !a.json {
         eprintln!(
-            "drape     {} strands on a {}² texture ({} vertices each), {} poses, solver {:?}",
-            groom.strands(),
-            a.texture,
-            a.points,
-            poses.pose.len(),
-            a.solver
+            "groom     {name}: {} strands on the texture, head {head_what}",
+            groom.strands()
         );
-        eprintln!("head      {head_what}");
     }
     let dev = Default::default();
-    let mut progress = FrameProgress::new("drape", poses.pose.len() as u64, a.json);
+    let mut progress = FrameProgress::new(name, poses.pose.len() as u64, a.json);
     let (mut before, mut after, mut per_pose) = (Vec::new(), Vec::new(), Vec::new());
     let mut seconds = 0.0;
-    let clock = Instant::now();
     for (k, rot) in poses.pose.iter().enumerate() {
         let head_pose = rot.pose(pivot);
         colliders.head = HeadTrack::still(head_pose);
@@ -228,9 +222,105 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
     for s in sinks {
         files.extend(s.finish()?);
     }
+    Ok(Draped {
+        name: name.to_string(),
+        strands: groom.strands(),
+        seconds,
+        before,
+        after,
+        per_pose,
+        files,
+        head: head_what,
+    })
+}
+
+/// The grooms to drape: (name, spec).
+fn groom_list(a: &DrapeArgs) -> Result<Vec<(String, String)>> {
+    if let Some(g) = &a.groom {
+        let name = std::path::Path::new(g)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| g.clone());
+        return Ok(vec![(name, g.clone())]);
+    }
+    let dir = a.grooms.as_ref().expect("clap requires --groom or --grooms");
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::Invalid(format!("{}: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && crate::groom::GroomFormat::from_extension(p).is_some())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::Invalid(format!("{}: no groom files", dir.display())));
+    }
+    if a.output.iter().any(|o| !o.to_string_lossy().contains("{groom}")) {
+        return Err(Error::Invalid(
+            "with --grooms every -o needs {groom} in its name (one cache per groom)".into(),
+        ));
+    }
+    Ok(files
+        .into_iter()
+        .map(|p| {
+            let name = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (name, p.display().to_string())
+        })
+        .collect())
+}
+
+pub fn run(a: &DrapeArgs) -> Result<()> {
+    if !(a.space.scale > 0.0 && a.space.scale.is_finite()) {
+        return Err(Error::Invalid("--scale must be positive".into()));
+    }
+    if !(a.learning_rate > 0.0 && a.learning_rate.is_finite()) {
+        return Err(Error::Invalid("--learning-rate must be positive".into()));
+    }
+    if !(4..=256).contains(&a.texture) || !a.texture.is_multiple_of(2) {
+        return Err(Error::Invalid(format!(
+            "--texture {}: an even size from 4 to 256",
+            a.texture
+        )));
+    }
+    super::distinct_outputs(&a.output)?;
+    let material = match &a.material {
+        Some(path) => {
+            let origin = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+            let m: DrapeMaterial = crate::presets::parse(&text, &origin)?;
+            m.check().map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+            m
+        }
+        None => DrapeMaterial::default(),
+    };
+    let poses = PoseSet::load(&a.poses)?;
+    let t = Transform {
+        scale: a.space.scale,
+        up: a.space.up,
+    };
+    let grooms = groom_list(a)?;
+    if !a.json {
+        eprintln!(
+            "drape     {} poses on a {}² texture ({} vertices per strand), solver {:?}",
+            poses.pose.len(),
+            a.texture,
+            a.points,
+            a.solver
+        );
+    }
+    let clock = Instant::now();
+    let mut done = Vec::new();
+    for (name, spec) in grooms {
+        done.push(drape_one(a, &name, &spec, &t, &material, &poses)?);
+    }
+    let before: Vec<DrapeMetrics> = done.iter().flat_map(|d| d.before.clone()).collect();
+    let after: Vec<DrapeMetrics> = done.iter().flat_map(|d| d.after.clone()).collect();
+    let seconds: f64 = done.iter().map(|d| d.seconds).sum();
+    let files: Vec<PathBuf> = done.iter().flat_map(|d| d.files.clone()).collect();
     let solver = serde_json::to_value(a.solver).expect("json");
     let solver_name = solver.as_str().unwrap_or("solver").to_string();
-    let seconds_per_groom = seconds / poses.pose.len().max(1) as f64;
+    let seconds_per_groom = seconds / (poses.pose.len() * done.len()).max(1) as f64;
     if a.json {
         let mut metrics = serde_json::Map::new();
         metrics.insert("posed".into(), serde_json::to_value(mean(&before)).expect("json"));
@@ -240,17 +330,22 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
         );
         let doc = json!({
             "solver": solver,
-            "grooms": 1,
+            "grooms": done.len(),
             "poses": poses.pose.len(),
-            "strands": groom.strands(),
             "points": a.points,
             "texture": a.texture,
             "seconds_per_groom": seconds_per_groom,
             "seconds_total": clock.elapsed().as_secs_f64(),
             "metrics": metrics,
-            "per_pose": per_pose,
+            "per_groom": done.iter().map(|d| json!({
+                "name": d.name,
+                "strands": d.strands,
+                "head": d.head,
+                "metrics": {"posed": mean(&d.before), solver_name.as_str(): mean(&d.after)},
+                "per_pose": d.per_pose,
+                "outputs": d.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
             "material": material,
-            "head": head_what,
             "outputs": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
@@ -269,7 +364,7 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
                 m.gravity_potential
             );
         }
-        eprintln!("time      {seconds_per_groom:.2} s per pose");
+        eprintln!("time      {seconds_per_groom:.2} s per groom and pose");
         for f in &files {
             output_file(f);
         }
