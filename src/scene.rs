@@ -119,6 +119,16 @@ pub fn load_groom(spec: &str, transform: &Transform, strands: Option<usize>) -> 
     file_groom(path, transform)
 }
 
+/// The head a command uses when `--head` is `given` or not: procedural for a procedural groom
+/// (its own cranium), an ellipsoid fitted to the roots otherwise.
+pub fn head_spec(given: Option<&str>, groom: &SceneGroom) -> String {
+    match given {
+        Some(h) => h.to_string(),
+        None if groom.procedural.is_some() => "procedural".into(),
+        None => "sphere".into(),
+    }
+}
+
 /// The head named by `spec`: `procedural` (a procedural groom's cranium), `sphere` (an
 /// ellipsoid fitted to the roots; a TressFX project's own spheres when it has some), or a mesh
 /// file (.obj, .glb/.gltf, .abc) or `.sdf` grid. Returns the shape and a description.

@@ -18,7 +18,7 @@ use crate::neural::drape::solve::{AdamOptions, LbfgsOptions, adam, lbfgs};
 use crate::neural::drape::xpbd::{XpbdOptions, xpbd};
 use crate::neural::drape::{DrapeGroom, DrapeMaterial, DrapeMetrics, PoseSet, Posed, pose::neck_pivot};
 use crate::pipeline::progress::FrameProgress;
-use crate::scene::{body_params, colliders, head_shape, load_groom};
+use crate::scene::{body_params, colliders, head_shape, head_spec, load_groom};
 
 /// How the energy is minimized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
@@ -45,14 +45,8 @@ pub struct DrapeArgs {
     /// Strands of a procedural groom preset.
     #[arg(long)]
     pub strands: Option<usize>,
-    /// Head collider: procedural (a procedural groom's cranium), sphere (an ellipsoid fitted
-    /// to the roots), or a mesh (.obj, .glb, .abc) / .sdf file. Default: procedural for
-    /// presets, sphere otherwise.
-    #[arg(long, value_name = "MESH|sphere|procedural")]
-    pub head: Option<String>,
-    /// Body colliders under the head: default (neck and shoulders), head_only, or a TOML file.
-    #[arg(long, value_name = "PRESET|FILE")]
-    pub body: Option<String>,
+    #[command(flatten)]
+    pub head: super::HeadArgs,
     /// Head rotations relative to the torso: a preset (rest, turns) or a TOML file of
     /// [[pose]] tables with yaw, pitch and roll in degrees.
     #[arg(long, value_name = "PRESET|FILE", default_value = "turns")]
@@ -130,20 +124,14 @@ fn drape_one(
     let material = material.clone();
     let scene = load_groom(spec, t, a.strands)?;
     let groom = DrapeGroom::new(&scene.groom, a.texture, a.points)?;
-    let head_spec = a.head.clone().unwrap_or_else(|| {
-        if scene.procedural.is_some() {
-            "procedural".into()
-        } else {
-            "sphere".into()
-        }
-    });
+    let head_spec = head_spec(a.head.head.as_deref(), &scene);
     if head_spec == "none" {
         return Err(Error::Invalid(
             "--head none: a drape needs a head to hang from".into(),
         ));
     }
     let (head, head_what) = head_shape(&head_spec, &scene, t, a.sdf_cell)?;
-    let body = body_params(a.body.as_deref(), &head)?;
+    let body = body_params(a.head.body.as_deref(), &head)?;
     let pivot = neck_pivot(&head, &body);
     let mut colliders = colliders(head, &body, HeadTrack::still(Pose::IDENTITY));
     colliders.torso = HeadTrack::still(Pose::IDENTITY);

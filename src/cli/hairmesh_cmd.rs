@@ -14,7 +14,7 @@ use crate::groom::{Groom, Transform};
 use crate::hairmesh::{BuildOptions, HairMesh, HairMeshParams, HairMeshSim, RenderStrands, build, simulate};
 use crate::motion::{HeadTrack, Pose};
 use crate::pipeline::progress::FrameProgress;
-use crate::scene::{SceneGroom, body_params, colliders, head_shape, load_groom, place_track};
+use crate::scene::{SceneGroom, body_params, colliders, head_shape, head_spec, load_groom, place_track};
 
 #[derive(Debug, Subcommand)]
 pub enum HairmeshCommand {
@@ -286,13 +286,7 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
             }
         }
     };
-    let head_spec = a.head.clone().unwrap_or_else(|| {
-        if head_scene.procedural.is_some() {
-            "procedural".into()
-        } else {
-            "sphere".into()
-        }
-    });
+    let head_spec = head_spec(a.head.as_deref(), &head_scene);
     let start = first as f64 / a.fps;
     let m = motion(a);
     let (track, motion_what) = if m.is_given() {

@@ -51,6 +51,19 @@ pub struct InputSpace {
     pub up: crate::groom::UpAxis,
 }
 
+/// The colliders a command hangs hair from: the head and the body under it.
+#[derive(Clone, Debug, clap::Args)]
+pub struct HeadArgs {
+    /// Head collider: procedural (a procedural groom's cranium), sphere (an ellipsoid fitted to
+    /// the roots, or a TressFX project's spheres), or a mesh (.obj, .glb, .abc) / .sdf file.
+    /// Default: procedural for presets, sphere otherwise.
+    #[arg(long, value_name = "MESH|sphere|procedural")]
+    pub head: Option<String>,
+    /// Body colliders under the head: default (neck and shoulders), head_only, or a TOML file.
+    #[arg(long, value_name = "PRESET|FILE")]
+    pub body: Option<String>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print what a groom or mesh file holds: counts, lengths, bounds, attributes.

@@ -17,7 +17,7 @@ use crate::guides::Upsampler;
 use crate::guides::{AdaptiveOptions, Method, Skinning, select_uv_lattice};
 use crate::motion::HeadTrack;
 use crate::motion::Pose;
-use crate::scene::{body_params, colliders, head_shape, load_groom, place_track};
+use crate::scene::{body_params, colliders, head_shape, head_spec, load_groom, place_track};
 use crate::sim::run::{RunPlan, run as run_plan};
 use crate::sim::{Integrator, Material, SimOptions, Simulation};
 
@@ -36,14 +36,8 @@ pub struct SimulateArgs {
     /// Strands of a procedural groom preset.
     #[arg(long)]
     pub strands: Option<usize>,
-    /// Head collider: procedural (a procedural groom's cranium), sphere (an ellipsoid fitted to
-    /// the roots, or a TressFX project's spheres), or a mesh (.obj, .glb, .abc) / .sdf file.
-    /// Default: procedural for presets, sphere otherwise.
-    #[arg(long, value_name = "MESH|sphere|procedural")]
-    pub head: Option<String>,
-    /// Body colliders under the head: default (neck and shoulders), head_only, or a TOML file.
-    #[arg(long, value_name = "PRESET|FILE")]
-    pub body: Option<String>,
+    #[command(flatten)]
+    pub head: super::HeadArgs,
     #[command(flatten)]
     pub motion: MotionArgs,
     /// Material preset (straight, wavy, curly) or TOML file [default: the groom preset's style,
@@ -146,15 +140,9 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         up: a.space.up,
     };
     let scene = load_groom(&a.groom, &transform, a.strands)?;
-    let head_spec = a.head.clone().unwrap_or_else(|| {
-        if scene.procedural.is_some() {
-            "procedural".into()
-        } else {
-            "sphere".into()
-        }
-    });
+    let head_spec = head_spec(a.head.head.as_deref(), &scene);
     let (head, head_what) = head_shape(&head_spec, &scene, &transform, a.sdf_cell)?;
-    let body = body_params(a.body.as_deref(), &head)?;
+    let body = body_params(a.head.body.as_deref(), &head)?;
     let start = first as f64 / a.fps;
     let (track, motion_what) = if a.motion.is_given() {
         let (track, report) = a.motion.source().load(a.fps)?;
