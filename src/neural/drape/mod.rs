@@ -6,13 +6,17 @@
 //! - [`pose`]: head rotations relative to the torso (`presets/poses/`);
 //! - [`solve`]: the direct-minimization baselines with Adam and L-BFGS (003 §4.2);
 //! - [`xpbd`]: the XPBD baseline on the same energy (003 §4.2);
+//! - [`model`]: the groom autoencoder and the deformation decoder (003 §3.2, §3.4), and
+//!   [`train`]: the decoder's physics loss (its training loop and `tress train drape` are to come);
 //! - this module: the groom on its scalp texture (003 §3.1: one strand of N vertices per texel of
 //!   a T × T root-UV map, empty texels masked; the uv grid of [`crate::neural::grid`]) and the
 //!   metrics of 003 Table 1.
 
 pub mod energy;
+pub mod model;
 pub mod pose;
 pub mod solve;
+pub mod train;
 pub mod xpbd;
 
 use glam::Vec3;
