@@ -31,9 +31,36 @@ struct Embed {
     layer: u32,
     st: Vec2,
     tau: f32,
-    /// Local offset `ξ` (embedding) or zero (generation).
+    /// Local offset `ξ` (embedding) or zero (generation): in the prism's parametric
+    /// coordinates (`J ξ`), or with `rigid` in its orthonormal frame (`F ξ`).
     xi: Vec3,
+    rigid: bool,
 }
+
+/// The orthonormal frame of a prism's Jacobian: along the column first, then the face's first
+/// direction made orthogonal to it.
+fn frame(j: Mat3) -> Mat3 {
+    let a = j.col(2).normalize_or(Vec3::Y);
+    let b = (j.col(0) - j.col(0).dot(a) * a).normalize_or(a.any_orthonormal_vector());
+    Mat3::from_cols(b, a.cross(b), a)
+}
+
+/// Face coordinates moved onto the face (quad: the unit square; triangle: s, t ≥ 0, s + t ≤ 1).
+fn onto_face(mesh: &HairMesh, face: u32, st: Vec2) -> Vec2 {
+    let st = st.max(Vec2::ZERO);
+    if mesh.faces[face as usize].len() == 4 {
+        st.min(Vec2::ONE)
+    } else if st.x + st.y > 1.0 {
+        st / (st.x + st.y)
+    } else {
+        st
+    }
+}
+
+/// Largest parametric offset carried through the prism's Jacobian; points farther out (strands
+/// of cells without a bundle, thin prisms) ride in the prism's orthonormal frame instead, so a
+/// small deformation of a thin or distant prism cannot throw them far.
+const MAX_PARAMETRIC: f32 = 1.5;
 
 enum Kind {
     Embedded(Vec<Embed>),
@@ -143,7 +170,7 @@ impl RenderStrands {
                         (out, f, st)
                     })
                     .min_by(|a, b| a.0.total_cmp(&b.0))
-                    .map(|(_, f, st)| (f, st))
+                    .map(|(_, f, st)| (f, onto_face(mesh, f, st)))
                     .expect("a mesh has faces");
                 let total: f32 = s.windows(2).map(|w| w[0].distance(w[1])).sum();
                 let mut acc = 0.0;
@@ -161,11 +188,19 @@ impl RenderStrands {
                             st,
                             tau: q - layer as f32,
                             xi: Vec3::ZERO,
+                            rigid: true,
                         };
                         let (pos, j) = prism_map(mesh, &mesh.rest, &e);
                         let d = *p - pos;
-                        if j.determinant().abs() > 1e-12 * j.col(2).length_squared().max(1e-12).powf(1.5) {
-                            e.xi = j.inverse() * d;
+                        let xi = j.inverse() * d;
+                        if j.determinant().abs() > 1e-12 * j.col(2).length_squared().max(1e-12).powf(1.5)
+                            && xi.is_finite()
+                            && xi.abs().max_element() <= MAX_PARAMETRIC
+                        {
+                            e.xi = xi;
+                            e.rigid = false;
+                        } else {
+                            e.xi = frame(j).transpose() * d;
                         }
                         e
                     })
@@ -240,7 +275,11 @@ impl RenderStrands {
             Kind::Embedded(e) => {
                 out.par_extend(e.par_iter().map(|e| {
                     let (p, j) = prism_map(mesh, x, e);
-                    p + j * e.xi
+                    if e.rigid {
+                        p + frame(j) * e.xi
+                    } else {
+                        p + j * e.xi
+                    }
                 }));
             }
             Kind::Generated { face, st, points } => {
