@@ -274,10 +274,9 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
     super::distinct_outputs(&a.output)?;
     let material = match &a.material {
         Some(path) => {
-            let origin = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
-            let m: DrapeMaterial = crate::presets::parse(&text, &origin)?;
-            m.check().map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+            let m: DrapeMaterial = crate::presets::parse_file(path)?;
+            m.check()
+                .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
             m
         }
         None => DrapeMaterial::default(),

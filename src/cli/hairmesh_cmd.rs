@@ -307,10 +307,9 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
     };
     let mut params = match &a.solver {
         Some(path) => {
-            let origin = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
-            let p: HairMeshParams = crate::presets::parse(&text, &origin)?;
-            p.check().map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+            let p: HairMeshParams = crate::presets::parse_file(path)?;
+            p.check()
+                .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
             p
         }
         None => HairMeshParams::default(),

@@ -107,9 +107,7 @@ impl HairMeshParams {
             ("skin", self.skin),
             ("cg_tolerance", self.cg_tolerance),
         ];
-        if let Some((k, v)) = values.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
-            return Err(format!("{k} = {v}: must be a finite number ≥ 0"));
-        }
+        crate::presets::non_negative(&values)?;
         if self.density <= 0.0 {
             return Err("density must be positive".into());
         }

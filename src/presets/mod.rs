@@ -19,6 +19,22 @@ pub type Table = &'static [(&'static str, &'static str)];
 /// How deep `extends` may nest (a cycle shows up as too deep).
 const MAX_DEPTH: usize = 8;
 
+/// Reads a TOML file into a value of `T`; errors name the file (and the line and key).
+pub fn parse_file<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+    parse(&text, &origin)
+}
+
+/// The first of `values` (key, value) that is not a finite number ≥ 0, as a message naming its
+/// key (the shared check of a preset's physical parameters).
+pub fn non_negative(values: &[(&str, f64)]) -> std::result::Result<(), String> {
+    match values.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
+        Some((k, v)) => Err(format!("{k} = {v}: must be a finite number ≥ 0")),
+        None => Ok(()),
+    }
+}
+
 /// Parses TOML text into a value of `T`; `origin` names the source in errors (with the line of
 /// a syntax error or of the offending key when `origin` is a readable file).
 pub fn parse<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T> {

@@ -78,9 +78,7 @@ impl DrapeMaterial {
             ("self_collision", self.self_collision),
             ("smoothing", self.smoothing),
         ];
-        if let Some((k, v)) = values.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
-            return Err(format!("{k} = {v}: must be a finite number ≥ 0"));
-        }
+        crate::presets::non_negative(&values)?;
         if self.smoothing < 1e-3 {
             return Err(format!(
                 "smoothing = {}: must be at least 0.001 cm",

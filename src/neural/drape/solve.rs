@@ -107,8 +107,8 @@ pub fn adam<B: AutodiffBackend>(
     for it in 0..total {
         let (at, terms) = evaluate(&fixed, module.d.val(), colliders, material);
         x_now = at;
-        let e = terms.total.clone().into_scalar().elem::<f64>();
         report.energy = terms.values();
+        let e = report.energy.total;
         report.iterations = it;
         history.push(e);
         if history.len() > 100 {

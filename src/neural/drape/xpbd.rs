@@ -103,6 +103,8 @@ pub fn xpbd(
         } else {
             (Vec::new(), Vec::new())
         };
+        // Each pair's ∂W/∂x_i at the iteration's positions (used twice per pass).
+        let mut pair_grad = vec![Vec3::ZERO; pi.len()];
         for _ in 0..o.iterations {
             iterations += 1;
             for s in 0..posed.strands {
@@ -154,16 +156,18 @@ pub fn xpbd(
                 let mut rho = vec![0.0f32; x.len()];
                 let mut norm2 = vec![0.0f32; x.len()];
                 let mut own = vec![Vec3::ZERO; x.len()];
-                for (&i, &j) in pi.iter().zip(&pj) {
+                for (k, (&i, &j)) in pi.iter().zip(&pj).enumerate() {
                     let (i, j) = (i as usize, j as usize);
                     let d = x[i] - x[j];
                     let r = d.length();
                     let w = kernel(r, h);
                     rho[i] += w;
                     rho[j] += w;
+                    pair_grad[k] = Vec3::ZERO;
                     if r > 1e-9 {
                         // ∂ρ_i/∂x_i += W' d̂; ∂ρ_i/∂x_j = −W' d̂ (and mirrored for ρ_j).
                         let g = kernel_slope(r, h) * d / r;
+                        pair_grad[k] = g;
                         own[i] += g;
                         own[j] -= g;
                         let gl = g.length_squared();
@@ -188,16 +192,11 @@ pub fn xpbd(
                 for (v, g) in own.iter().enumerate() {
                     dx[v] += dl[v] * *g;
                 }
-                for (&i, &j) in pi.iter().zip(&pj) {
+                for ((&i, &j), g) in pi.iter().zip(&pj).zip(&pair_grad) {
                     let (i, j) = (i as usize, j as usize);
-                    let d = x[i] - x[j];
-                    let r = d.length();
-                    if r > 1e-9 {
-                        let g = kernel_slope(r, h) * d / r;
-                        // ρ_i moves x_j by −W' d̂; ρ_j moves x_i by +W' d̂.
-                        dx[j] -= dl[i] * g;
-                        dx[i] += dl[j] * g;
-                    }
+                    // ρ_i moves x_j by −W' d̂; ρ_j moves x_i by +W' d̂.
+                    dx[j] -= dl[i] * *g;
+                    dx[i] += dl[j] * *g;
                 }
                 for (v, d) in dx.iter().enumerate() {
                     if free(v) {
