@@ -10,7 +10,7 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    // A panic is a bug in tress: say so in one line, without a backtrace.
+    // A panic is a bug in tress: say so in one line (with a backtrace under RUST_BACKTRACE).
     std::panic::set_hook(Box::new(|info| {
         let msg = info
             .payload()
@@ -23,6 +23,9 @@ fn main() {
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
         eprintln!("error: internal error ({msg}{at}); this is a bug in tress, please report it");
+        if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
+            eprintln!("{}", std::backtrace::Backtrace::force_capture());
+        }
     }));
     // With --json, a failure is JSON on standard output too, so a script reading it sees why.
     let json = std::env::args_os().any(|a| a == "--json");

@@ -18,6 +18,9 @@ use crate::collide::{BodyParams, Capsule, Colliders, HeadShape, Sphere, body};
 use crate::error::{Error, Result};
 use crate::groom::{Groom, GroomParams, ReadOptions, Transform, generate, presets, read_groom};
 use crate::motion::HeadTrack;
+use crate::neural::drape::pose::neck_pivot;
+use crate::neural::drape::train::GroomEntry;
+use crate::neural::drape::{DrapeGroom, DrapeMaterial, DrapeSubject};
 
 /// A groom ready to simulate, with what came with it.
 pub struct SceneGroom {
@@ -108,7 +111,7 @@ pub fn file_groom(path: &Path, transform: &Transform) -> Result<SceneGroom> {
 /// in tress units and axes. `strands` overrides a preset's strand count.
 pub fn load_groom(spec: &str, transform: &Transform, strands: Option<usize>) -> Result<SceneGroom> {
     let path = Path::new(spec);
-    if !path.exists() && presets::TABLE.iter().any(|(name, _)| *name == spec) {
+    if is_procedural(spec) {
         return procedural_groom(spec, strands, None);
     }
     if strands.is_some() {
@@ -117,6 +120,16 @@ pub fn load_groom(spec: &str, transform: &Transform, strands: Option<usize>) -> 
         ));
     }
     file_groom(path, transform)
+}
+
+/// Whether `spec` names a procedural groom: a built-in preset (no file of that name) or a
+/// preset file (`.toml`, e.g. `extends = "wavy"` with other keys).
+pub fn is_procedural(spec: &str) -> bool {
+    let path = Path::new(spec);
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")) {
+        return true;
+    }
+    !path.exists() && presets::TABLE.iter().any(|(name, _)| *name == spec)
 }
 
 /// The head a command uses when `--head` is `given` or not: procedural for a procedural groom
@@ -209,4 +222,73 @@ pub fn place_track(track: HeadTrack, from_file: bool, transform: &Transform, sta
 /// Colliders of the scene moved by `track`.
 pub fn colliders(head: HeadShape, body: &BodyParams, track: HeadTrack) -> Colliders {
     body::colliders(head, body, track)
+}
+
+/// A groom on its body, ready for the quasi-static drape (`tress drape`, `tress train drape`).
+pub struct DrapeScene {
+    pub subject: DrapeSubject,
+    pub scene: SceneGroom,
+    /// What the head collider is, for reports.
+    pub head: String,
+}
+
+/// The groom of `entry` (a procedural preset with its overrides, or a file) on a `texture`²
+/// map of strands of `points` vertices, its head and body colliders (the torso still) and the
+/// pivot of its head's rotations.
+pub fn drape_scene(
+    entry: &GroomEntry,
+    transform: &Transform,
+    sdf_cell: f32,
+    texture: usize,
+    points: usize,
+    material: &DrapeMaterial,
+) -> Result<DrapeScene> {
+    let scene = if is_procedural(&entry.groom) {
+        let mut params = procedural_params(&entry.groom, entry.strands, entry.seed)?;
+        if let Some(l) = entry.length {
+            params.length = l;
+        }
+        if let Some(r) = entry.curl_radius {
+            params.curl_radius = r;
+        }
+        let source = format!(
+            "procedural {} groom, {} strands, seed {}",
+            entry.groom, params.strands, params.seed
+        );
+        SceneGroom {
+            groom: generate(&params)?,
+            procedural: Some(params),
+            tfx_shapes: None,
+            source,
+        }
+    } else {
+        if entry.strands.is_some()
+            || entry.seed.is_some()
+            || entry.length.is_some()
+            || entry.curl_radius.is_some()
+        {
+            return Err(Error::Invalid(format!(
+                "{}: strands, seed, length and curl_radius apply to procedural groom presets, not groom files",
+                entry.groom
+            )));
+        }
+        file_groom(Path::new(&entry.groom), transform)?
+    };
+    let groom = DrapeGroom::new(&scene.groom, texture, points)?;
+    let spec = head_spec(entry.head.as_deref(), &scene);
+    if spec == "none" {
+        return Err(Error::Invalid(format!(
+            "{}: head none: a drape needs a head to hang from",
+            entry.name
+        )));
+    }
+    let (head, what) = head_shape(&spec, &scene, transform, sdf_cell)?;
+    let body = body_params(entry.body.as_deref(), &head)?;
+    let pivot = neck_pivot(&head, &body);
+    let colliders = colliders(head, &body, HeadTrack::still(crate::motion::Pose::IDENTITY));
+    Ok(DrapeScene {
+        subject: DrapeSubject::new(&entry.name, groom, colliders, pivot, material),
+        scene,
+        head: what,
+    })
 }

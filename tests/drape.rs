@@ -199,3 +199,169 @@ fn a_folder_of_grooms_drapes_into_one_cache_each() {
     assert!(common::stderr(&o).contains("{groom}"), "{}", common::stderr(&o));
     assert!(!one.exists());
 }
+
+/// The strands of a cache frame.
+fn frame(path: &std::path::Path, k: usize) -> Vec<Vec3> {
+    let mut cache = TcacheReader::open(path).unwrap();
+    cache
+        .frame(k)
+        .unwrap()
+        .iter()
+        .map(|p| Vec3::from_array(*p))
+        .collect()
+}
+
+/// A network trained on one groom at the upright pose (`tress train drape`) drapes it as the
+/// direct minimization with Adam does: its vertices are much nearer Adam's drape than the
+/// rigidly posed groom's are.
+#[test]
+fn adam_and_the_network_agree_on_a_trivial_pose() {
+    let dir = common::temp_dir("drape_network");
+    let cfg = dir.join("tiny.toml");
+    std::fs::write(
+        &cfg,
+        r#"[net]
+texture = 8
+points = 8
+
+[[groom]]
+name = "wavy"
+groom = "wavy"
+strands = 150
+
+[poses]
+yaw = [0.0, 0.0]
+pitch = [0.0, 0.0]
+roll = [0.0, 0.0]
+
+[autoencoder]
+steps = 50
+
+[train]
+steps = 600
+batch = 1
+pose_frames = 1
+validate_every = 0
+validation_poses = 1
+"#,
+    )
+    .unwrap();
+    let model = dir.join("tiny.tnn");
+    let o = common::tress_ok(&[
+        "train",
+        "drape",
+        "--config",
+        cfg.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+        "--json",
+    ]);
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["steps"], 600, "{summary}");
+    let drape = |solver: &str, extra: &[&str]| -> (Value, Vec<Vec3>) {
+        let out = dir.join(format!("{solver}.tcache"));
+        let mut args = vec![
+            "drape",
+            "--groom",
+            "wavy",
+            "--strands",
+            "150",
+            "--poses",
+            "rest",
+            "--solver",
+            solver,
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let v: Value = serde_json::from_slice(&common::tress_ok(&args).stdout).unwrap();
+        (v, frame(&out, 0))
+    };
+    let (net, x_net) = drape("network", &["--model", model.to_str().unwrap()]);
+    let (adam, x_adam) = drape("adam", &["--texture", "8", "--points", "8"]);
+    assert_eq!(net["texture"], 8);
+    assert_eq!(net["points"], 8);
+    let posed = tress::scene::load_groom("wavy", &Default::default(), Some(150))
+        .unwrap()
+        .groom;
+    let mean = |a: &[Vec3], b: &[Vec3]| {
+        a.iter().zip(b).map(|(p, q)| p.distance(*q) as f64).sum::<f64>() / a.len() as f64
+    };
+    let (to_posed, to_net) = (mean(posed.points(), &x_adam), mean(&x_net, &x_adam));
+    assert!(to_posed > 0.3, "Adam's drape moves the groom: {to_posed} cm");
+    assert!(
+        to_net < 0.35 * to_posed,
+        "network {to_net} cm from Adam's drape, the posed groom {to_posed} cm"
+    );
+    let g = |v: &Value, s: &str| v["metrics"][s]["gravity_potential"].as_f64().unwrap();
+    assert!(g(&net, "network") < g(&net, "posed"), "{net}");
+    assert!(
+        net["seconds_per_groom"].as_f64().unwrap() < adam["seconds_per_groom"].as_f64().unwrap(),
+        "{net} {adam}"
+    );
+}
+
+#[test]
+fn bad_network_inputs_are_clear_errors() {
+    let dir = common::temp_dir("drape_network_bad");
+    let out = dir.join("x.tcache");
+    let o = dir.join("x.tcache");
+    let o = o.to_str().unwrap();
+    let e = common::tress(&["drape", "--groom", "wavy", "--solver", "network", "-o", o]);
+    assert!(!e.status.success());
+    assert!(common::stderr(&e).contains("--model"), "{}", common::stderr(&e));
+    let junk = dir.join("junk.tnn");
+    std::fs::write(&junk, b"not a model").unwrap();
+    let e = common::tress(&[
+        "drape",
+        "--groom",
+        "wavy",
+        "--solver",
+        "network",
+        "--model",
+        junk.to_str().unwrap(),
+        "-o",
+        o,
+    ]);
+    assert!(!e.status.success());
+    assert!(common::stderr(&e).contains("junk.tnn"), "{}", common::stderr(&e));
+    assert!(!out.exists());
+    let cfg = dir.join("bad.toml");
+    std::fs::write(
+        &cfg,
+        "[net]\ntexture = 8\npoints = 8\n\n[[groom]]\nname = \"a\"\ngroom = \"wavy\"\nstrandz = 3\n",
+    )
+    .unwrap();
+    let e = common::tress(&[
+        "train",
+        "drape",
+        "--config",
+        cfg.to_str().unwrap(),
+        "-o",
+        dir.join("m.tnn").to_str().unwrap(),
+    ]);
+    assert!(!e.status.success());
+    let msg = common::stderr(&e);
+    assert!(msg.contains("bad.toml") && msg.contains("strandz"), "{msg}");
+    std::fs::write(
+        &cfg,
+        "[net]\ntexture = 12\npoints = 8\n\n[[groom]]\nname = \"a\"\ngroom = \"wavy\"\n",
+    )
+    .unwrap();
+    let e = common::tress(&[
+        "train",
+        "drape",
+        "--config",
+        cfg.to_str().unwrap(),
+        "-o",
+        dir.join("m.tnn").to_str().unwrap(),
+    ]);
+    assert!(!e.status.success());
+    assert!(
+        common::stderr(&e).contains("net.texture"),
+        "{}",
+        common::stderr(&e)
+    );
+    assert!(!dir.join("m.tnn").exists());
+}

@@ -3,6 +3,7 @@
 //! in the same run.
 
 pub mod alembic;
+pub mod drape;
 pub mod formats;
 pub mod hairmesh;
 pub mod neural;

@@ -29,6 +29,9 @@ pub enum BenchName {
     /// Hair-mesh solver ms per frame on one thread at 216, 360 and 2,304 vertices (the sizes
     /// the paper reports) with the walk motion, beside the paper's figures.
     Hairmesh,
+    /// Drape network throughput for 1, 10, 100 and 1000 grooms at once (--config sizes, default
+    /// drape_small; --threads), beside Adam on the same groom and pose.
+    Drape,
 }
 
 #[derive(Debug, Args)]
@@ -65,7 +68,8 @@ pub struct BenchArgs {
     /// abc: keep the written archive at this path.
     #[arg(long)]
     pub output: Option<PathBuf>,
-    /// neural: the training config (a preset name or TOML file) [default: interp_small].
+    /// neural, drape: the training config (a preset name or TOML file) [default: interp_small,
+    /// drape_small].
     #[arg(long)]
     pub config: Option<String>,
 }
@@ -166,6 +170,33 @@ pub fn run(a: &BenchArgs) -> Result<()> {
                 "{:<44} {:>10.1}",
                 format!("training, ms per step (mean of {})", r.train_steps),
                 r.train_step_ms
+            );
+            Ok(())
+        }
+        BenchName::Drape => {
+            let config = a.config.as_deref().unwrap_or("drape_small");
+            let r = bench::drape::run(config, a.threads, a.runs, &[1, 10, 100, 1000])?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+                return Ok(());
+            }
+            println!(
+                "{}: {}² texture × {} points ({} strands), {} threads",
+                r.config, r.texture, r.points, r.strands, r.threads
+            );
+            println!(
+                "{:>8} {:>12} {:>12} {:>12} {:>12}",
+                "grooms", "first, ms", "ms", "ms/groom", "grooms/s"
+            );
+            for b in &r.batches {
+                println!(
+                    "{:>8} {:>12.1} {:>12.1} {:>12.3} {:>12.0}",
+                    b.grooms, b.first_ms, b.ms, b.ms_per_groom, b.grooms_per_second
+                );
+            }
+            println!(
+                "Adam on the same groom and pose: {:.1} s ({} iterations); network {:.0}× faster per groom",
+                r.adam_seconds, r.adam_iterations, r.speedup_over_adam
             );
             Ok(())
         }

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use burn::backend::{Autodiff, Flex};
+use burn::prelude::*;
 use clap::{Args, ValueEnum};
+use glam::Vec3;
 use serde::Serialize;
 use serde_json::json;
 
@@ -13,12 +15,13 @@ use super::report::output_file;
 use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::Transform;
-use crate::motion::{HeadTrack, Pose};
-use crate::neural::drape::solve::{AdamOptions, LbfgsOptions, adam, lbfgs};
+use crate::neural::drape::energy::Fixed;
+use crate::neural::drape::solve::{AdamOptions, LbfgsOptions, SolveReport, adam, energy_at, lbfgs};
+use crate::neural::drape::train::{DrapeModel, GroomEntry, decode, latent_of, row_positions};
 use crate::neural::drape::xpbd::{XpbdOptions, xpbd};
-use crate::neural::drape::{DrapeGroom, DrapeMaterial, DrapeMetrics, PoseSet, Posed, pose::neck_pivot};
+use crate::neural::drape::{DrapeMaterial, DrapeMetrics, DrapeSubject, HeadRotation, PoseSet, Posed};
 use crate::pipeline::progress::FrameProgress;
-use crate::scene::{body_params, colliders, head_shape, head_spec, load_groom};
+use crate::scene::drape_scene;
 
 /// How the energy is minimized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
@@ -30,12 +33,15 @@ pub enum DrapeSolver {
     Lbfgs,
     /// XPBD: 30 quasi-static steps of constraint projection on the same energy.
     Xpbd,
+    /// A trained drape network (--model): one decoder pass per pose.
+    Network,
 }
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["groom", "grooms"])))]
 pub struct DrapeArgs {
-    /// Groom file or procedural preset (straight, wavy, curly).
+    /// Groom file, procedural preset (straight, wavy, curly) or preset file (.toml, e.g.
+    /// `extends = "wavy"` with other lengths, curls or seed).
     #[arg(long, value_name = "FILE|PRESET")]
     pub groom: Option<String>,
     /// A folder of groom files, draped one after the other (every file tress reads as a groom,
@@ -54,6 +60,9 @@ pub struct DrapeArgs {
     /// How the energy is minimized.
     #[arg(long, value_enum, default_value_t = DrapeSolver::Lbfgs)]
     pub solver: DrapeSolver,
+    /// The drape network for --solver network (.tnn from `tress train drape`).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<PathBuf>,
     /// Iterations: Adam's steps, L-BFGS's outer steps of up to 20 iterations each, or XPBD's
     /// constraint iterations per step [default: 3000 for adam, 100 for lbfgs, 1000 for xpbd].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
@@ -62,16 +71,17 @@ pub struct DrapeArgs {
     #[arg(long, default_value_t = 0.05)]
     pub learning_rate: f64,
     /// Stiffness and sizes of the energy from a TOML file (cosserat, stretch, weight, body,
-    /// body_distance, self_collision, smoothing).
+    /// body_distance, self_collision, smoothing); a network uses the material it was trained
+    /// with.
     #[arg(long, value_name = "FILE")]
     pub material: Option<PathBuf>,
     /// Scalp texture size: the groom is draped as one strand per occupied texel of a T × T map
-    /// of root positions, then carried back to all its strands.
-    #[arg(long, value_name = "T", default_value_t = 32)]
-    pub texture: usize,
-    /// Vertices per draped strand.
-    #[arg(long, default_value_t = 24)]
-    pub points: usize,
+    /// of root positions, then carried back to all its strands [default: 32, a network's own].
+    #[arg(long, value_name = "T")]
+    pub texture: Option<usize>,
+    /// Vertices per draped strand [default: 24, a network's own].
+    #[arg(long)]
+    pub points: Option<usize>,
     #[command(flatten)]
     pub space: super::InputSpace,
     /// Cell size (cm) of head mesh distance grids.
@@ -87,19 +97,6 @@ pub struct DrapeArgs {
     pub json: bool,
 }
 
-/// Means of metrics over poses.
-fn mean(ms: &[DrapeMetrics]) -> DrapeMetrics {
-    let k = ms.len().max(1) as f64;
-    let mut out = DrapeMetrics::default();
-    for m in ms {
-        out.intersection_fraction += m.intersection_fraction / k;
-        out.length_error_mean += m.length_error_mean / k;
-        out.orientation_error_deg += m.orientation_error_deg / k;
-        out.gravity_potential += m.gravity_potential / k;
-    }
-    out
-}
-
 /// What draping one groom gave.
 struct Draped {
     name: String,
@@ -112,30 +109,56 @@ struct Draped {
     head: String,
 }
 
+/// The texture, vertices and material of a run, and the network when there is one.
+struct Setup {
+    texture: usize,
+    points: usize,
+    material: DrapeMaterial,
+    network: Option<DrapeModel<Flex>>,
+}
+
+/// The network's drape of `posed` (world positions) for `rotation`.
+fn network_drape(
+    m: &DrapeModel<Flex>,
+    latent: &Tensor<Flex, 2>,
+    subject: &DrapeSubject,
+    rotation: &HeadRotation,
+    posed: &Posed,
+) -> Vec<Vec3> {
+    let dev = latent.device();
+    let texture = decode(
+        &m.decoder,
+        std::slice::from_ref(latent),
+        std::slice::from_ref(rotation),
+    );
+    let fixed = Fixed::<Flex>::new(posed, &dev);
+    let x: Vec<f32> = row_positions(m.config.net.output, texture, &subject.groom.cells, &fixed)
+        .into_data()
+        .to_vec()
+        .expect("f32 positions");
+    x.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
+}
+
 /// Drapes one groom for every pose and writes its caches.
 fn drape_one(
     a: &DrapeArgs,
     name: &str,
     spec: &str,
     t: &Transform,
-    material: &DrapeMaterial,
+    setup: &Setup,
     poses: &PoseSet,
 ) -> Result<Draped> {
-    let material = material.clone();
-    let scene = load_groom(spec, t, a.strands)?;
-    let groom = DrapeGroom::new(&scene.groom, a.texture, a.points)?;
-    let head_spec = head_spec(a.head.head.as_deref(), &scene);
-    if head_spec == "none" {
-        return Err(Error::Invalid(
-            "--head none: a drape needs a head to hang from".into(),
-        ));
-    }
-    let (head, head_what) = head_shape(&head_spec, &scene, t, a.sdf_cell)?;
-    let body = body_params(a.head.body.as_deref(), &head)?;
-    let pivot = neck_pivot(&head, &body);
-    let mut colliders = colliders(head, &body, HeadTrack::still(Pose::IDENTITY));
-    colliders.torso = HeadTrack::still(Pose::IDENTITY);
-
+    let material = &setup.material;
+    let entry = GroomEntry {
+        name: name.to_string(),
+        groom: spec.to_string(),
+        strands: a.strands,
+        head: a.head.head.clone(),
+        body: a.head.body.clone(),
+        ..Default::default()
+    };
+    let ds = drape_scene(&entry, t, a.sdf_cell, setup.texture, setup.points, material)?;
+    let (subject, scene) = (&ds.subject, &ds.scene);
     let topology = scene.groom.to_strands();
     let info = CacheInfo {
         topology,
@@ -149,48 +172,63 @@ fn drape_one(
     }
     if !a.json {
         eprintln!(
-            "groom     {name}: {} strands on the texture, head {head_what}",
-            groom.strands()
+            "groom     {name}: {} strands on the texture, head {}",
+            subject.groom.strands(),
+            ds.head
         );
     }
     let dev = Default::default();
+    let latent = setup
+        .network
+        .as_ref()
+        .map(|m| latent_of(&m.encoder, subject, &dev));
     let mut progress = FrameProgress::new(name, poses.pose.len() as u64, a.json);
     let (mut before, mut after, mut per_pose) = (Vec::new(), Vec::new(), Vec::new());
     let mut seconds = 0.0;
     for (k, rot) in poses.pose.iter().enumerate() {
-        let head_pose = rot.pose(pivot);
-        colliders.head = HeadTrack::still(head_pose);
-        let collider_poses = colliders.poses_at(0.0);
-        let cp = Some((&colliders, collider_poses.as_slice()));
-        let posed = Posed::new(&groom.rest, a.points, &head_pose, material.smoothing as f32);
-        let (x, report) = match a.solver {
-            DrapeSolver::Adam => {
+        let (head_pose, posed, collider_poses) = subject.pose(rot);
+        let cp = Some((&subject.colliders, collider_poses.as_slice()));
+        let (x, report) = match (a.solver, &setup.network, &latent) {
+            (DrapeSolver::Network, Some(m), Some(latent)) => {
+                let clock = Instant::now();
+                let x = network_drape(m, latent, subject, rot, &posed);
+                let seconds = clock.elapsed().as_secs_f64();
+                let energy = energy_at::<Flex>(&posed, &x, cp, material, &dev);
+                let report = SolveReport {
+                    iterations: 1,
+                    seconds,
+                    converged: true,
+                    energy,
+                };
+                (x, report)
+            }
+            (DrapeSolver::Adam, ..) => {
                 let o = AdamOptions {
                     learning_rate: a.learning_rate,
                     iterations: a.iterations.unwrap_or(3000) as usize,
                     ..Default::default()
                 };
-                adam::<Autodiff<Flex>>(&posed, cp, &material, &o, &dev)
+                adam::<Autodiff<Flex>>(&posed, cp, material, &o, &dev)
             }
-            DrapeSolver::Lbfgs => {
-                let o = LbfgsOptions {
-                    steps: a.iterations.unwrap_or(100) as usize,
-                    ..Default::default()
-                };
-                lbfgs::<Autodiff<Flex>>(&posed, cp, &material, &o, &dev)
-            }
-            DrapeSolver::Xpbd => {
+            (DrapeSolver::Xpbd, ..) => {
                 let o = XpbdOptions {
                     iterations: a.iterations.unwrap_or(1000) as usize,
                     ..Default::default()
                 };
-                xpbd(&posed, cp, &material, &o)
+                xpbd(&posed, cp, material, &o)
+            }
+            _ => {
+                let o = LbfgsOptions {
+                    steps: a.iterations.unwrap_or(100) as usize,
+                    ..Default::default()
+                };
+                lbfgs::<Autodiff<Flex>>(&posed, cp, material, &o, &dev)
             }
         };
         seconds += report.seconds;
         let m0 = DrapeMetrics::of(&posed.x, &posed, cp);
         let m1 = DrapeMetrics::of(&x, &posed, cp);
-        let points = groom.to_groom(&x, &head_pose, scene.groom.points().len());
+        let points = subject.groom.to_groom(&x, &head_pose, scene.groom.points().len());
         let p: &[[f32; 3]] = bytemuck::cast_slice(&points);
         for s in sinks.iter_mut() {
             s.write((k + 1) as f64, p, Some(head_pose.into()))?;
@@ -212,13 +250,13 @@ fn drape_one(
     }
     Ok(Draped {
         name: name.to_string(),
-        strands: groom.strands(),
+        strands: subject.groom.strands(),
         seconds,
         before,
         after,
         per_pose,
         files,
-        head: head_what,
+        head: ds.head.clone(),
     })
 }
 
@@ -258,20 +296,43 @@ fn groom_list(a: &DrapeArgs) -> Result<Vec<(String, String)>> {
         .collect())
 }
 
-pub fn run(a: &DrapeArgs) -> Result<()> {
-    if !(a.space.scale > 0.0 && a.space.scale.is_finite()) {
-        return Err(Error::Invalid("--scale must be positive".into()));
+/// The network (read and checked against the flags) or the direct solvers' settings.
+fn setup(a: &DrapeArgs) -> Result<Setup> {
+    match (a.solver, &a.model) {
+        (DrapeSolver::Network, None) => {
+            return Err(Error::Invalid(
+                "--solver network needs --model (a .tnn from `tress train drape`)".into(),
+            ));
+        }
+        (DrapeSolver::Network, Some(path)) => {
+            if a.material.is_some() {
+                return Err(Error::Invalid(
+                    "--material: a network drapes with the material it was trained with".into(),
+                ));
+            }
+            let m = DrapeModel::<Flex>::read(path, &Default::default())?;
+            let (texture, points) = (m.config.net.texture, m.config.net.points);
+            for (flag, given, own) in [("--texture", a.texture, texture), ("--points", a.points, points)] {
+                if given.is_some_and(|g| g != own) {
+                    return Err(Error::Invalid(format!(
+                        "{flag} {}: {} was trained with {own}",
+                        given.unwrap_or_default(),
+                        path.display()
+                    )));
+                }
+            }
+            return Ok(Setup {
+                texture,
+                points,
+                material: m.config.material.clone(),
+                network: Some(m),
+            });
+        }
+        (_, Some(_)) => {
+            return Err(Error::Invalid("--model goes with --solver network".into()));
+        }
+        _ => {}
     }
-    if !(a.learning_rate > 0.0 && a.learning_rate.is_finite()) {
-        return Err(Error::Invalid("--learning-rate must be positive".into()));
-    }
-    if !(4..=256).contains(&a.texture) || !a.texture.is_multiple_of(2) {
-        return Err(Error::Invalid(format!(
-            "--texture {}: an even size from 4 to 256",
-            a.texture
-        )));
-    }
-    super::distinct_outputs(&a.output)?;
     let material = match &a.material {
         Some(path) => {
             let m: DrapeMaterial = crate::presets::parse_file(path)?;
@@ -281,6 +342,32 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
         }
         None => DrapeMaterial::default(),
     };
+    Ok(Setup {
+        texture: a.texture.unwrap_or(32),
+        points: a.points.unwrap_or(24),
+        material,
+        network: None,
+    })
+}
+
+pub fn run(a: &DrapeArgs) -> Result<()> {
+    if !(a.space.scale > 0.0 && a.space.scale.is_finite()) {
+        return Err(Error::Invalid("--scale must be positive".into()));
+    }
+    if !(a.learning_rate > 0.0 && a.learning_rate.is_finite()) {
+        return Err(Error::Invalid("--learning-rate must be positive".into()));
+    }
+    let setup = setup(a)?;
+    if !(4..=256).contains(&setup.texture) || !setup.texture.is_multiple_of(2) {
+        return Err(Error::Invalid(format!(
+            "--texture {}: an even size from 4 to 256",
+            setup.texture
+        )));
+    }
+    if !(2..=64).contains(&setup.points) {
+        return Err(Error::Invalid(format!("--points {}: 2 to 64", setup.points)));
+    }
+    super::distinct_outputs(&a.output)?;
     let poses = PoseSet::load(&a.poses)?;
     let t = Transform {
         scale: a.space.scale,
@@ -291,15 +378,15 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
         eprintln!(
             "drape     {} poses on a {}² texture ({} vertices per strand), solver {:?}",
             poses.pose.len(),
-            a.texture,
-            a.points,
+            setup.texture,
+            setup.points,
             a.solver
         );
     }
     let clock = Instant::now();
     let mut done = Vec::new();
     for (name, spec) in grooms {
-        done.push(drape_one(a, &name, &spec, &t, &material, &poses)?);
+        done.push(drape_one(a, &name, &spec, &t, &setup, &poses)?);
     }
     let before: Vec<DrapeMetrics> = done.iter().flat_map(|d| d.before.clone()).collect();
     let after: Vec<DrapeMetrics> = done.iter().flat_map(|d| d.after.clone()).collect();
@@ -310,17 +397,20 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
     let seconds_per_groom = seconds / (poses.pose.len() * done.len()).max(1) as f64;
     if a.json {
         let mut metrics = serde_json::Map::new();
-        metrics.insert("posed".into(), serde_json::to_value(mean(&before)).expect("json"));
+        metrics.insert(
+            "posed".into(),
+            serde_json::to_value(DrapeMetrics::mean(&before)).expect("json"),
+        );
         metrics.insert(
             solver_name.clone(),
-            serde_json::to_value(mean(&after)).expect("json"),
+            serde_json::to_value(DrapeMetrics::mean(&after)).expect("json"),
         );
         let doc = json!({
             "solver": solver,
             "grooms": done.len(),
             "poses": poses.pose.len(),
-            "points": a.points,
-            "texture": a.texture,
+            "points": setup.points,
+            "texture": setup.texture,
             "seconds_per_groom": seconds_per_groom,
             "seconds_total": clock.elapsed().as_secs_f64(),
             "metrics": metrics,
@@ -328,16 +418,16 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
                 "name": d.name,
                 "strands": d.strands,
                 "head": d.head,
-                "metrics": {"posed": mean(&d.before), solver_name.as_str(): mean(&d.after)},
+                "metrics": {"posed": DrapeMetrics::mean(&d.before), solver_name.as_str(): DrapeMetrics::mean(&d.after)},
                 "per_pose": d.per_pose,
                 "outputs": d.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
-            "material": material,
+            "material": setup.material,
             "outputs": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
     } else {
-        let (m0, m1) = (mean(&before), mean(&after));
+        let (m0, m1) = (DrapeMetrics::mean(&before), DrapeMetrics::mean(&after));
         eprintln!(
             "          {:>10} {:>12} {:>14} {:>12}",
             "inside %", "length err %", "orientation °", "gravity"

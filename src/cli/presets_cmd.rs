@@ -40,7 +40,7 @@ impl Kind {
             Kind::Motion => crate::motion::random::TABLE,
             Kind::Body => crate::collide::body::TABLE,
             Kind::Poses => crate::neural::drape::pose::TABLE,
-            Kind::Training => crate::neural::interp::train::PRESETS,
+            Kind::Training => crate::neural::TRAINING,
             Kind::Job => crate::pipeline::job::TABLE,
         }
     }
@@ -53,7 +53,7 @@ impl Kind {
             Kind::Motion => "--motion NAME, [motion] preset",
             Kind::Body => "--body NAME, [head] body",
             Kind::Poses => "drape --poses NAME",
-            Kind::Training => "train interp --config NAME, [neural] config",
+            Kind::Training => "train interp|drape --config NAME, [neural] config",
             Kind::Job => "extends = NAME in a job",
         }
     }

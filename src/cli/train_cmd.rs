@@ -1,7 +1,7 @@
 //! `tress train interp --config NAME|FILE --gt CACHE --groom G -o MODEL`: trains the neural
 //! interpolator (000 §4.2) on a full simulation of the groom.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use burn::backend::{Autodiff, Flex};
 use clap::{Args, Subcommand};
@@ -13,15 +13,46 @@ use crate::groom::{ReadOptions, Transform, read_groom};
 use crate::guides::training::HeadFrames;
 use crate::neural::data::GridFrames;
 use crate::neural::device::DeviceKind;
+use crate::neural::drape::train::{
+    DrapeModel, DrapeStep, DrapeTrainConfig, GroupScore, TrainedDrape, train as train_drape,
+};
 use crate::neural::grid::UvGrid;
 use crate::neural::interp::InterpConfig;
 use crate::neural::interp::train::{StepReport, model_file, train, validate};
+use crate::scene::drape_scene;
 
 #[derive(Debug, Subcommand)]
 pub enum TrainCommand {
     /// Train the neural interpolator (weights over each particle's 4 × 4 guides) on a full
     /// simulation of the groom; writes a .tnn model for `tress upsample --method neural`.
     Interp(InterpArgs),
+    /// Train the neural drape (a groom autoencoder, then a deformation decoder trained by the
+    /// drape energy alone, no simulation) on the grooms and pose ranges of a config; writes a
+    /// .tnn model for `tress drape --solver network`.
+    Drape(DrapeTrainArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DrapeTrainArgs {
+    /// A training config: a built-in name (drape_small) or a TOML file listing [[groom]]s,
+    /// [poses] ranges, [autoencoder], [train] and [material].
+    #[arg(long, default_value = "drape_small")]
+    pub config: String,
+    /// Override the config's decoder steps.
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// Stop after this many minutes (the best model so far is written).
+    #[arg(long)]
+    pub max_minutes: Option<f64>,
+    /// Cell size (cm) of head mesh distance grids.
+    #[arg(long, default_value_t = 0.2)]
+    pub sdf_cell: f32,
+    /// The model file (.tnn).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Print the training summary as JSON on standard output.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -62,6 +93,7 @@ pub struct InterpArgs {
 pub fn run(c: &TrainCommand) -> Result<()> {
     match c {
         TrainCommand::Interp(a) => run_interp(a),
+        TrainCommand::Drape(a) => run_drape(a),
     }
 }
 
@@ -181,6 +213,124 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
             before.rmse_cm,
             best.uniform_rmse_cm,
             100.0 * best.length_error
+        );
+    }
+    output_file(&a.output);
+    Ok(())
+}
+
+/// A config's groom or head path: `${TRESS_DATA}` replaced, relative to the config's folder.
+fn config_path(value: &str, base: Option<&Path>, what: &str) -> Result<String> {
+    let mut v = value.to_string();
+    if v.contains("${TRESS_DATA}") {
+        let data = std::env::var("TRESS_DATA").map_err(|_| {
+            Error::Invalid(format!(
+                "{what} = \"{value}\": set TRESS_DATA to the shared data folder"
+            ))
+        })?;
+        v = v.replace("${TRESS_DATA}", &data);
+    }
+    match base {
+        Some(b) if Path::new(&v).is_relative() && b.join(&v).exists() => Ok(b.join(&v).display().to_string()),
+        _ => Ok(v),
+    }
+}
+
+fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
+    let mut cfg = DrapeTrainConfig::load(&a.config)?;
+    if let Some(s) = a.steps {
+        cfg.train.steps = s;
+    }
+    if let Some(m) = a.max_minutes {
+        if !(m > 0.0 && m.is_finite()) {
+            return Err(Error::Invalid("--max-minutes must be positive".into()));
+        }
+        cfg.train.max_minutes = Some(m);
+    }
+    let base = Path::new(&a.config)
+        .is_file()
+        .then(|| Path::new(&a.config).parent().map(Path::to_path_buf))
+        .flatten();
+    let quiet = a.json;
+    let mut subjects = Vec::new();
+    for (i, g) in cfg.grooms.iter().enumerate() {
+        let mut entry = g.clone();
+        entry.groom = config_path(&g.groom, base.as_deref(), &format!("groom {} groom", i + 1))?;
+        if let Some(h) = &g.head {
+            entry.head = Some(config_path(h, base.as_deref(), &format!("groom {} head", i + 1))?);
+        }
+        let ds = drape_scene(
+            &entry,
+            &Transform::default(),
+            a.sdf_cell,
+            cfg.net.texture,
+            cfg.net.points,
+            &cfg.material,
+        )
+        .map_err(|e| Error::Invalid(format!("{}: groom {} ({}): {e}", a.config, i + 1, g.name)))?;
+        if !quiet {
+            eprintln!(
+                "groom     {}: {} strands on the texture, head {}{}",
+                g.name,
+                ds.subject.groom.strands(),
+                ds.head,
+                if g.held_out { " (held out)" } else { "" }
+            );
+        }
+        subjects.push(ds.subject);
+    }
+    let dev = burn::backend::flex::FlexDevice;
+    let mut report = |r: &DrapeStep| {
+        if quiet {
+            return true;
+        }
+        let show = r.step == 1
+            || r.step.is_multiple_of(if r.stage == "decoder" { 10 } else { 50 })
+            || r.validation.is_some();
+        if show {
+            let mut line = format!("{} {}/{}  loss {:.4}", r.stage, r.step, r.steps, r.loss);
+            if r.stage == "decoder" {
+                line.push_str(&format!("  (energy {:.3}, pose reg {:.4})", r.energy, r.pose_reg));
+            }
+            line.push_str(&format!("  {:.2} s/step", r.seconds_per_step));
+            eprintln!("{line}");
+        }
+        if let Some(v) = r.validation {
+            let row = |name: &str, g: &GroupScore| {
+                eprintln!(
+                    "  {name:<9} energy {:.3} (posed {:.3})  inside {:.2} % (posed {:.2})  length err {:.3} %  orientation {:.2}°",
+                    g.energy,
+                    g.energy_posed,
+                    100.0 * g.network.intersection_fraction,
+                    100.0 * g.posed.intersection_fraction,
+                    100.0 * g.network.length_error_mean,
+                    g.network.orientation_error_deg
+                )
+            };
+            row("train", &v.train);
+            if let Some(h) = &v.held_out {
+                row("held out", h);
+            }
+        }
+        true
+    };
+    let trained = train_drape::<Autodiff<Flex>>(&cfg, &subjects, &dev, &mut report)?;
+    let mut summary = trained.summary.clone();
+    summary["config"] = json!(a.config);
+    summary["threads"] = json!(rayon::current_num_threads());
+    let trained = TrainedDrape {
+        summary: summary.clone(),
+        ..trained
+    };
+    DrapeModel::file(&cfg, &trained).write(&a.output)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
+    } else {
+        eprintln!(
+            "trained   {} decoder steps in {:.0} s; best at step {}",
+            summary["steps"],
+            summary["seconds"].as_f64().unwrap_or(0.0),
+            summary["best_step"]
         );
     }
     output_file(&a.output);

@@ -111,6 +111,18 @@ impl Colliders {
             .collect()
     }
 
+    /// The world pose of every collider with the head at `head` and the torso and props where
+    /// they are at time 0 (a still pose, as the quasi-static drape uses).
+    pub fn poses_with_head(&self, head: Pose) -> Vec<Pose> {
+        self.parts
+            .iter()
+            .map(|c| match c.follows {
+                Follow::Head => head.then_after(&c.offset),
+                f => self.track(f).at(0.0).then_after(&c.offset),
+            })
+            .collect()
+    }
+
     /// The contact with the deepest (smallest distance) collider at world point `p`, time `t`,
     /// with collider poses from [`Colliders::poses_at`].
     pub fn query(&self, p: Vec3, t: f64, poses: &[Pose]) -> Option<Contact> {

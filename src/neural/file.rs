@@ -11,7 +11,63 @@
 
 use std::path::Path;
 
+use burn::module::{Module, ModuleMapper, Param, ParamId};
+use burn::prelude::*;
+use burn::record::{FullPrecisionSettings, NamedMpkBytesRecorder, Recorder};
+
 use crate::error::{Error, Result};
+
+/// The recorder of every weight section: named MessagePack, full precision.
+pub type Rec = NamedMpkBytesRecorder<FullPrecisionSettings>;
+
+/// Numbers parameters in module order (forcing their lazy initialisation in that order), so
+/// the same seed gives the same weights and the same file bytes.
+struct NumberParams(u64);
+
+impl<B: Backend> ModuleMapper<B> for NumberParams {
+    fn map_float<const D: usize>(&mut self, p: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+        let (_, t, m) = p.consume();
+        self.0 += 1;
+        Param::from_mapped_value(ParamId::from(self.0), t, m)
+    }
+}
+
+/// Burn's random generator is one per process: seeding it and drawing the initial weights
+/// must not interleave with another initialisation (two trainings in one process, e.g. tests
+/// run in parallel), or the same seed would give different weights.
+static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A module made by `init` with burn's generator seeded with `seed`, its parameters numbered
+/// in module order from `first + 1` (modules optimized together need distinct numbers).
+pub fn seeded_init<B: Backend, M: Module<B>>(
+    seed: u64,
+    first: u64,
+    dev: &B::Device,
+    init: impl FnOnce() -> M,
+) -> M {
+    let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    B::seed(dev, seed);
+    init().map(&mut NumberParams(first))
+}
+
+/// A module's weights as a section's bytes.
+pub fn module_to_bytes<B: Backend, M: Module<B>>(m: &M) -> Vec<u8> {
+    Rec::default()
+        .record(m.clone().into_record(), ())
+        .expect("in-memory record")
+}
+
+/// `empty` (a module of the right shape) with the weights of a section's bytes.
+pub fn module_from_bytes<B: Backend, M: Module<B>>(
+    empty: M,
+    bytes: &[u8],
+    dev: &B::Device,
+    path: &Path,
+) -> Result<M> {
+    let record = Recorder::<B>::load(&Rec::default(), bytes.to_vec(), dev)
+        .map_err(|e| Error::Invalid(format!("{}: the weights do not load: {e}", path.display())))?;
+    Ok(empty.load_record(record))
+}
 
 const MAGIC: &[u8; 8] = b"TRESSNN\0";
 const VERSION: u32 = 1;

@@ -18,3 +18,20 @@ pub mod drape;
 pub mod file;
 pub mod grid;
 pub mod interp;
+
+/// The built-in training configs (`presets/training/`): the neural interpolator's and the
+/// drape's.
+pub const TRAINING: crate::presets::Table = &[
+    (
+        "interp_small",
+        include_str!("../../presets/training/interp_small.toml"),
+    ),
+    (
+        "interp_paper",
+        include_str!("../../presets/training/interp_paper.toml"),
+    ),
+    (
+        "drape_small",
+        include_str!("../../presets/training/drape_small.toml"),
+    ),
+];

@@ -215,6 +215,30 @@ impl Posed {
             rho_rest,
         }
     }
+
+    /// This groom moved rigidly by `head` (its rest lengths and rest densities kept: a rigid
+    /// motion does not change them).
+    pub fn moved(&self, head: &Pose) -> Posed {
+        let x: Vec<Vec3> = self.x.iter().map(|p| head.apply_f32(*p)).collect();
+        let dir = x
+            .chunks(self.points)
+            .flat_map(|s| {
+                s.windows(2).map(|e| {
+                    let d = e[1] - e[0];
+                    let l = d.length();
+                    if l > 1e-6 { d / l } else { Vec3::Y }
+                })
+            })
+            .collect();
+        Posed {
+            strands: self.strands,
+            points: self.points,
+            x,
+            rest_len: self.rest_len.clone(),
+            dir,
+            rho_rest: self.rho_rest.clone(),
+        }
+    }
 }
 
 /// The energy's constant tensors for one posed groom.
@@ -252,6 +276,24 @@ impl<B: Backend> Fixed<B> {
     /// Positions from displacements `[strands, points, 3]` (roots held).
     pub fn positions(&self, displacement: Tensor<B, 3>) -> Tensor<B, 3> {
         self.posed.clone() + displacement * self.free.clone()
+    }
+
+    /// Positions from changes of edge directions `[strands, points, 3]` (vertex k ≥ 1 carries
+    /// the edge ending at it; the root's entry is unused): each edge keeps its rest length and
+    /// points along its posed direction plus the change, from the held root on.
+    pub fn positions_along(&self, turn: Tensor<B, 3>) -> Tensor<B, 3> {
+        let (s, n) = (self.strands, self.points);
+        let d = self.dir.clone() + turn.slice([0..s, 1..n, 0..3]);
+        let norm = (d.clone() * d.clone()).sum_dim(2).sqrt().clamp_min(1e-6);
+        let edges = d / norm * self.rest_len.clone().unsqueeze_dim::<3>(2);
+        let root = self.posed.clone().slice([0..s, 0..1, 0..3]);
+        let rest = edges.cumsum(1) + root.clone();
+        Tensor::cat(vec![root, rest], 1)
+    }
+
+    /// The deformation `x − x_posed` of positions `x`.
+    pub fn deformation(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
+        x - self.posed.clone()
     }
 }
 

@@ -20,7 +20,7 @@ pub mod train;
 pub mod xpbd;
 
 use glam::Vec3;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::collide::Colliders;
 use crate::error::Result;
@@ -87,8 +87,71 @@ impl DrapeGroom {
     }
 }
 
+impl DrapeGroom {
+    /// The autoencoder's input (003 §3.2): `[1, 3N + 1, T, T]`, channel `3k + a` vertex k's axis
+    /// a relative to the root (head frame, over [`model::UNIT_CM`]), the last channel 1 on
+    /// occupied texels; empty texels are zero.
+    pub fn rest_texture(&self) -> (Vec<f32>, [usize; 4]) {
+        let (t, n) = (self.grid.spec.n, self.points);
+        let plane = t * t;
+        let mut out = vec![0.0f32; (3 * n + 1) * plane];
+        for (k, &c) in self.cells.iter().enumerate() {
+            let strand = &self.rest[k * n..(k + 1) * n];
+            for (i, p) in strand.iter().enumerate() {
+                let r = (*p - strand[0]) / model::UNIT_CM;
+                for a in 0..3 {
+                    out[(3 * i + a) * plane + c] = r[a];
+                }
+            }
+            out[3 * n * plane + c] = 1.0;
+        }
+        (out, [1, 3 * n + 1, t, t])
+    }
+}
+
+/// One groom on its body, ready to drape in any pose: its texture strands, its colliders (the
+/// torso still, the head moved by each pose), the pivot of the head's rotations, and the groom
+/// at rest with its rest lengths and densities.
+pub struct DrapeSubject {
+    pub name: String,
+    pub groom: DrapeGroom,
+    pub colliders: Colliders,
+    pub pivot: Vec3,
+    rest: Posed,
+}
+
+impl DrapeSubject {
+    pub fn new(
+        name: &str,
+        groom: DrapeGroom,
+        colliders: Colliders,
+        pivot: Vec3,
+        material: &DrapeMaterial,
+    ) -> DrapeSubject {
+        let rest = Posed::new(
+            &groom.rest,
+            groom.points,
+            &Pose::IDENTITY,
+            material.smoothing as f32,
+        );
+        DrapeSubject {
+            name: name.to_string(),
+            groom,
+            colliders,
+            pivot,
+            rest,
+        }
+    }
+
+    /// The head's pose for a rotation, the rigidly posed groom and the colliders' poses there.
+    pub fn pose(&self, rotation: &HeadRotation) -> (Pose, Posed, Vec<Pose>) {
+        let head = rotation.pose(self.pivot);
+        (head, self.rest.moved(&head), self.colliders.poses_with_head(head))
+    }
+}
+
 /// The figures of 003 Table 1 for one drape (non-root vertices and every edge).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DrapeMetrics {
     /// Share of vertices inside the body (signed distance < 0).
     pub intersection_fraction: f64,
@@ -101,6 +164,19 @@ pub struct DrapeMetrics {
 }
 
 impl DrapeMetrics {
+    /// The mean of several drapes' figures.
+    pub fn mean(ms: &[DrapeMetrics]) -> DrapeMetrics {
+        let k = ms.len().max(1) as f64;
+        let mut out = DrapeMetrics::default();
+        for m in ms {
+            out.intersection_fraction += m.intersection_fraction / k;
+            out.length_error_mean += m.length_error_mean / k;
+            out.orientation_error_deg += m.orientation_error_deg / k;
+            out.gravity_potential += m.gravity_potential / k;
+        }
+        out
+    }
+
     /// Figures of positions `x` against the posed groom.
     pub fn of(x: &[Vec3], posed: &Posed, colliders: Option<(&Colliders, &[Pose])>) -> DrapeMetrics {
         let n = posed.points;

@@ -215,3 +215,69 @@ fn head_rotations_follow_their_names() {
     let p = left.pose(pivot).apply_f32(pivot);
     assert!(p.distance(pivot) < 1e-5);
 }
+
+/// A groom mirrored left ↔ right, draped with the mirrored head rotation (yaw and roll negated),
+/// drapes into the mirror image of the original's drape: the energy, the procedural head and
+/// body, and the solver have no handedness.
+#[test]
+fn a_mirrored_groom_drapes_mirrored() {
+    use crate::collide::{BodyParams, HeadShape, body};
+    let scene = crate::scene::load_groom("wavy", &crate::groom::Transform::default(), Some(80)).unwrap();
+    let scalp = scene.procedural.as_ref().unwrap().scalp;
+    let m = DrapeMaterial::default();
+    let body = BodyParams::default();
+    let head = HeadShape::Procedural(scalp);
+    let pivot = pose::neck_pivot(&head, &body);
+    let c = body::colliders(head, &body, HeadTrack::still(Pose::IDENTITY));
+    // Strands resampled to 10 vertices, and their mirror images.
+    let rest: Vec<Vec3> = crate::groom::resample::resample(&scene.groom, 10)
+        .points()
+        .to_vec();
+    let mirror = |v: &[Vec3]| -> Vec<Vec3> { v.iter().map(|p| Vec3::new(-p.x, p.y, p.z)).collect() };
+    let rot = HeadRotation {
+        name: "turn".into(),
+        yaw: 25.0,
+        pitch: 10.0,
+        roll: 8.0,
+    };
+    let mirrored_rot = HeadRotation {
+        yaw: -25.0,
+        roll: -8.0,
+        ..rot.clone()
+    };
+    let drape = |rest: &[Vec3], r: &HeadRotation| {
+        let head = r.pose(pivot);
+        let posed = Posed::new(rest, 10, &head, m.smoothing as f32);
+        let poses = c.poses_with_head(head);
+        let (x, report) = lbfgs::<B>(
+            &posed,
+            Some((&c, poses.as_slice())),
+            &m,
+            &LbfgsOptions::default(),
+            &Default::default(),
+        );
+        assert!(report.converged, "{report:?}");
+        (posed.x, x)
+    };
+    let (posed, x) = drape(&rest, &rot);
+    let (posed_m, xm) = drape(&mirror(&rest), &mirrored_rot);
+    // The posed grooms are mirror images (the rotations are).
+    for (a, b) in mirror(&posed).iter().zip(&posed_m) {
+        assert!(a.distance(*b) < 1e-4, "{a} vs {b}");
+    }
+    let moved = x
+        .iter()
+        .zip(&posed)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0f32, f32::max);
+    assert!(moved > 1.0, "the drape moves the groom ({moved} cm)");
+    let off = mirror(&x)
+        .iter()
+        .zip(&xm)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0f32, f32::max);
+    assert!(
+        off < 0.01 * moved,
+        "mirrored drape {off} cm off the original's mirror image (vertices moved up to {moved} cm)"
+    );
+}

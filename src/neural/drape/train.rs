@@ -1,14 +1,337 @@
-//! The physics loss of the deformation decoder (003 §3.5: the drape energy of
-//! [`super::energy`] at `x_posed + decoder output`, no simulation data). The training loop over
-//! grooms and sampled poses (with Eq. 14's pose regularization) builds on [`physics_loss`].
+//! Training the neural drape (003 §3.2, §3.4–3.5), in 003's two stages and with no simulation
+//! data:
+//!
+//! 1. **Groom autoencoder**: the encoder and a decoder of the rest textures of every training
+//!    groom, masked mean squared error on the root-relative positions; the encoder is then
+//!    frozen and each groom's 16-d latent code kept.
+//! 2. **Deformation decoder**: each step draws `batch` samples (a training groom and a head
+//!    rotation uniform in the config's ranges) and, for Eq. 14, `pose_frames` rotations spaced
+//!    `pose_step_deg` apart along a random direction around it (tress has no motion-capture
+//!    set; a short continuous sweep stands in for 003's consecutive frames). The loss is the drape
+//!    energy (Eq. 1 less Eq. 14, [`super::energy`]) of every frame, averaged, plus Eq. 14's
+//!    `pose_reg · Σ_f ‖x̄_def − x_def^f‖²` per strand. Adam with gradient-norm clipping at 1
+//!    (the cubic penalties spike) and a cosine decay of the step to a tenth.
+//!
+//! Validation: fixed random rotations of the same ranges (never drawn in training: the ranges
+//! are continuous and the validation generator is separate), for the training grooms and for
+//! the grooms marked `held_out`, scored by energy and 003 Table 1's metrics; the model kept is
+//! the one with the lowest validation energy on the training grooms.
+//!
+//! Every draw comes from a generator seeded with (seed, step), and the weights from burn's
+//! generator seeded with `seed`, so the same config gives the same model bytes.
 
+use std::path::Path;
+use std::time::Instant;
+
+use burn::grad_clipping::GradientClippingConfig;
+use burn::module::AutodiffModule;
+use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::prelude::*;
+use burn::tensor::backend::AutodiffBackend;
 use glam::Vec3;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
 
 use super::energy::{DrapeMaterial, Fixed, Linearization, Terms, energy};
-use super::model::{DeformDecoder, UNIT_CM, texture_strands};
+use super::model::{DeformDecoder, DrapeNetConfig, GroomDecoder, GroomEncoder, UNIT_CM, texture_strands};
+use super::{DrapeMetrics, DrapeSubject, HeadRotation};
 use crate::collide::Colliders;
+use crate::error::{Error, Result};
 use crate::motion::Pose;
+use crate::neural::file::{NeuralFile, module_from_bytes, module_to_bytes, seeded_init};
+
+/// The network's sizes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DrapeNetOptions {
+    /// Scalp texture size T (a multiple of 8; 003: 64).
+    pub texture: usize,
+    /// Vertices per strand N (003: 24).
+    pub points: usize,
+    /// Latent code size (003: 16).
+    #[serde(default = "default_latent")]
+    pub latent: usize,
+    /// What the decoder's texture holds.
+    #[serde(default)]
+    pub output: DrapeOutput,
+}
+
+/// What the deformation decoder predicts per vertex.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DrapeOutput {
+    /// 003 §3.4: a displacement added to the posed vertex (in [`UNIT_CM`]).
+    #[default]
+    Displacements,
+    /// tress's variant: a change of each edge's direction; edges keep their rest lengths and
+    /// are chained from the root, so strands cannot stretch.
+    Directions,
+}
+
+fn default_latent() -> usize {
+    16
+}
+
+/// One groom of the training set.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroomEntry {
+    /// Its name in reports and in the model file.
+    pub name: String,
+    /// A procedural preset (straight, wavy, curly) or a groom file; `${TRESS_DATA}` is replaced
+    /// by that variable, and a relative path is relative to the config file.
+    pub groom: String,
+    /// Strands, seed, mean length (cm) and curl radius (cm) of a procedural preset.
+    #[serde(default)]
+    pub strands: Option<usize>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub length: Option<f32>,
+    #[serde(default)]
+    pub curl_radius: Option<f32>,
+    /// The head collider (as `--head`): procedural, sphere, or a mesh file.
+    #[serde(default)]
+    pub head: Option<String>,
+    /// The body (as `--body`).
+    #[serde(default)]
+    pub body: Option<String>,
+    /// Left out of training; scored in validation (generalization to an unseen groom).
+    #[serde(default)]
+    pub held_out: bool,
+}
+
+/// Ranges (degrees) the training rotations are drawn from, uniformly.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PoseRanges {
+    pub yaw: [f64; 2],
+    pub pitch: [f64; 2],
+    pub roll: [f64; 2],
+}
+
+impl Default for PoseRanges {
+    fn default() -> Self {
+        PoseRanges {
+            yaw: [-45.0, 45.0],
+            pitch: [-30.0, 30.0],
+            roll: [-20.0, 20.0],
+        }
+    }
+}
+
+impl PoseRanges {
+    fn draw(&self, rng: &mut impl Rng) -> [f64; 3] {
+        let mut u = |r: [f64; 2]| r[0] + (r[1] - r[0]) * rng.random::<f64>();
+        [u(self.yaw), u(self.pitch), u(self.roll)]
+    }
+
+    fn clamp(&self, v: [f64; 3]) -> [f64; 3] {
+        [
+            v[0].clamp(self.yaw[0], self.yaw[1]),
+            v[1].clamp(self.pitch[0], self.pitch[1]),
+            v[2].clamp(self.roll[0], self.roll[1]),
+        ]
+    }
+}
+
+/// The autoencoder stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AeOptions {
+    pub steps: usize,
+    pub lr: f64,
+}
+
+impl Default for AeOptions {
+    fn default() -> Self {
+        AeOptions { steps: 300, lr: 1e-3 }
+    }
+}
+
+/// The deformation decoder's stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DrapeTrainOptions {
+    pub steps: usize,
+    /// Samples (groom, rotation) per step; each brings `pose_frames` frames.
+    pub batch: usize,
+    pub lr: f64,
+    pub seed: u64,
+    /// Frames of Eq. 14's pose regularization per sample (1 turns it off).
+    pub pose_frames: usize,
+    /// Spacing of those frames (degrees).
+    pub pose_step_deg: f64,
+    /// Eq. 14's k_pr.
+    pub pose_reg: f64,
+    pub validate_every: usize,
+    /// Validation rotations per groom.
+    pub validation_poses: usize,
+    /// Stop early after this many minutes (the best model so far is kept).
+    pub max_minutes: Option<f64>,
+}
+
+impl Default for DrapeTrainOptions {
+    fn default() -> Self {
+        DrapeTrainOptions {
+            steps: 1500,
+            batch: 2,
+            lr: 1e-3,
+            seed: 1,
+            pose_frames: 3,
+            pose_step_deg: 2.0,
+            pose_reg: 0.1,
+            validate_every: 100,
+            validation_poses: 6,
+            max_minutes: None,
+        }
+    }
+}
+
+/// A drape training config (`presets/training/drape_*.toml`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DrapeTrainConfig {
+    pub net: DrapeNetOptions,
+    #[serde(rename = "groom")]
+    pub grooms: Vec<GroomEntry>,
+    #[serde(default)]
+    pub poses: PoseRanges,
+    #[serde(default)]
+    pub autoencoder: AeOptions,
+    #[serde(default)]
+    pub train: DrapeTrainOptions,
+    #[serde(default)]
+    pub material: DrapeMaterial,
+}
+
+impl DrapeTrainConfig {
+    /// A built-in config by name or a TOML file (checked).
+    pub fn load(name_or_path: &str) -> Result<DrapeTrainConfig> {
+        let c: DrapeTrainConfig = crate::presets::load("training", crate::neural::TRAINING, name_or_path)?;
+        c.validate()
+            .map_err(|e| Error::Invalid(format!("{name_or_path}: {e}")))?;
+        Ok(c)
+    }
+
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let n = &self.net;
+        if !(8..=128).contains(&n.texture) || !n.texture.is_multiple_of(8) {
+            return Err(format!(
+                "net.texture = {}: a multiple of 8 from 8 to 128",
+                n.texture
+            ));
+        }
+        if !(2..=64).contains(&n.points) {
+            return Err(format!("net.points = {}: 2 to 64", n.points));
+        }
+        if !(1..=256).contains(&n.latent) {
+            return Err(format!("net.latent = {}: 1 to 256", n.latent));
+        }
+        if !self.grooms.iter().any(|g| !g.held_out) {
+            return Err("no [[groom]] to train on (every one is held_out)".into());
+        }
+        if self.grooms.len() > 64 {
+            return Err("more than 64 [[groom]]".into());
+        }
+        for (i, g) in self.grooms.iter().enumerate() {
+            if g.name.is_empty() || self.grooms[..i].iter().any(|h| h.name == g.name) {
+                return Err(format!("groom {}: a name, different from the others", i + 1));
+            }
+        }
+        for (k, r, limit) in [
+            ("yaw", self.poses.yaw, 90.0),
+            ("pitch", self.poses.pitch, 60.0),
+            ("roll", self.poses.roll, 45.0),
+        ] {
+            if !(r[0].is_finite() && r[1].is_finite() && r[0] <= r[1] && r[0] >= -limit && r[1] <= limit) {
+                return Err(format!("poses.{k} = {r:?}: [low, high] within ±{limit}°"));
+            }
+        }
+        let t = &self.train;
+        if t.batch == 0 || t.batch > 64 {
+            return Err("train.batch: 1 to 64".into());
+        }
+        if t.pose_frames == 0 || t.pose_frames > 8 {
+            return Err("train.pose_frames: 1 to 8".into());
+        }
+        for (k, lr) in [("train.lr", t.lr), ("autoencoder.lr", self.autoencoder.lr)] {
+            if !(lr > 0.0 && lr < 1.0) {
+                return Err(format!("{k} = {lr}: in (0, 1)"));
+            }
+        }
+        crate::presets::non_negative(&[
+            ("train.pose_step_deg", t.pose_step_deg),
+            ("train.pose_reg", t.pose_reg),
+            ("train.max_minutes", t.max_minutes.unwrap_or(0.0)),
+        ])?;
+        self.material.check()
+    }
+
+    pub fn net(&self) -> DrapeNetConfig {
+        DrapeNetConfig::new(self.net.texture, self.net.points).with_latent(self.net.latent)
+    }
+}
+
+/// A head rotation from (yaw, pitch, roll) degrees.
+fn rotation(v: [f64; 3]) -> HeadRotation {
+    HeadRotation {
+        name: String::new(),
+        yaw: v[0],
+        pitch: v[1],
+        roll: v[2],
+    }
+}
+
+/// The decoder's pose input: the head's rotation vector (radians).
+pub fn pose_input(r: &HeadRotation) -> [f32; 3] {
+    r.rotation().to_scaled_axis().as_vec3().to_array()
+}
+
+/// The decoder's displacement textures (in [`UNIT_CM`]) for rows of `[latent, pose]`.
+pub fn decode<B: Backend>(
+    decoder: &DeformDecoder<B>,
+    latents: &[Tensor<B, 2>],
+    rotations: &[HeadRotation],
+) -> Tensor<B, 4> {
+    let dev = latents[0].device();
+    let poses: Vec<f32> = rotations.iter().flat_map(pose_input).collect();
+    let p = Tensor::<B, 2>::from_data(TensorData::new(poses, [rotations.len(), 3]), &dev);
+    decoder.forward(Tensor::cat(vec![Tensor::cat(latents.to_vec(), 0), p], 1))
+}
+
+/// The positions `[S, N, 3]` (world) of one groom's drape from one row `[1, 3N, T, T]` of the
+/// decoder's texture: the occupied texels' strands, read as `output` says.
+pub fn row_positions<B: Backend>(
+    output: DrapeOutput,
+    row: Tensor<B, 4>,
+    cells: &[usize],
+    fixed: &Fixed<B>,
+) -> Tensor<B, 3> {
+    let t = texture_strands(row, cells, fixed.points).squeeze_dim::<3>(0);
+    match output {
+        DrapeOutput::Displacements => fixed.positions(t * UNIT_CM as f64),
+        DrapeOutput::Directions => fixed.positions_along(t),
+    }
+}
+
+fn to_vec3(t: &Tensor<impl Backend, 3>) -> Vec<Vec3> {
+    let v: Vec<f32> = t.clone().into_data().to_vec().expect("f32 positions");
+    v.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
+}
+
+/// The energy of positions `x` (world, `[S, N, 3]`), linearized there; returns the positions
+/// read back too.
+fn energy_of<B: Backend>(
+    x: Tensor<B, 3>,
+    fixed: &Fixed<B>,
+    colliders: Option<(&Colliders, &[Pose])>,
+    material: &DrapeMaterial,
+) -> (Vec<Vec3>, Terms<B>) {
+    let at = to_vec3(&x);
+    let lin = Linearization::at(&at, fixed.points, colliders, material);
+    (at, energy(x, fixed, &lin, material))
+}
 
 /// The decoder's drape of one groom (`latent` `[1, latent]`, its occupied texels `cells`) for a
 /// head rotation vector `pose`, as positions `[S, N, 3]` (world) and the energy there.
@@ -25,16 +348,403 @@ pub fn physics_loss<B: Backend>(
     let dev = latent.device();
     let p = Tensor::<B, 2>::from_data(TensorData::new(pose.to_vec(), [1, 3]), &dev);
     let texture = decoder.forward(Tensor::cat(vec![latent, p], 1));
-    let d = texture_strands(texture, cells, fixed.points).squeeze_dim::<3>(0) * UNIT_CM as f64;
-    let x = fixed.positions(d);
-    let flat: Vec<f32> = x.clone().into_data().to_vec().expect("f32 positions");
-    let at: Vec<Vec3> = flat
-        .chunks_exact(3)
-        .map(|c| Vec3::new(c[0], c[1], c[2]))
+    let x = row_positions(DrapeOutput::Displacements, texture, cells, fixed);
+    energy_of(x, fixed, colliders, material)
+}
+
+/// Validation figures of one group of grooms (means over grooms and rotations).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupScore {
+    /// Drape energy per strand of the rigidly posed groom and of the network's drape.
+    pub energy_posed: f64,
+    pub energy: f64,
+    pub posed: DrapeMetrics,
+    pub network: DrapeMetrics,
+}
+
+/// Validation on the training grooms and the held-out ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DrapeValidation {
+    pub train: GroupScore,
+    pub held_out: Option<GroupScore>,
+}
+
+/// What a training step reports.
+pub struct DrapeStep {
+    pub stage: &'static str,
+    pub step: usize,
+    pub steps: usize,
+    pub loss: f64,
+    /// Mean drape energy per strand of the step's frames (decoder stage).
+    pub energy: f64,
+    pub pose_reg: f64,
+    pub seconds_per_step: f64,
+    pub validation: Option<DrapeValidation>,
+}
+
+/// A trained drape network.
+pub struct TrainedDrape<B: Backend> {
+    pub encoder: GroomEncoder<B>,
+    pub decoder: DeformDecoder<B>,
+    /// Latent code of every training groom (config order, held-out ones left out).
+    pub latents: Vec<(String, Vec<f32>)>,
+    pub summary: serde_json::Value,
+}
+
+/// The frozen encoder's code of one groom `[1, latent]`.
+pub fn latent_of<B: Backend>(
+    encoder: &GroomEncoder<B>,
+    subject: &DrapeSubject,
+    dev: &B::Device,
+) -> Tensor<B, 2> {
+    let (v, shape) = subject.groom.rest_texture();
+    encoder.forward(Tensor::from_data(TensorData::new(v, shape), dev))
+}
+
+/// Scores the decoder on fixed rotations of each subject.
+fn validate<B: Backend>(
+    output: DrapeOutput,
+    decoder: &DeformDecoder<B>,
+    subjects: &[(&DrapeSubject, Tensor<B, 2>)],
+    rotations: &[HeadRotation],
+    material: &DrapeMaterial,
+) -> GroupScore {
+    let mut s = GroupScore::default();
+    let (mut posed_m, mut net_m) = (Vec::new(), Vec::new());
+    for (subject, latent) in subjects {
+        let dev = latent.device();
+        let tex = decode(decoder, &vec![latent.clone(); rotations.len()], rotations);
+        for (k, r) in rotations.iter().enumerate() {
+            let (_, posed, poses) = subject.pose(r);
+            let cp = Some((&subject.colliders, poses.as_slice()));
+            let fixed = Fixed::<B>::new(&posed, &dev);
+            let row = tex.clone().slice([k..k + 1]);
+            let x = row_positions(output, row, &subject.groom.cells, &fixed);
+            let (x, terms) = energy_of(x, &fixed, cp, material);
+            let (_, t0) = energy_of(fixed.positions(d_zero(&posed, &dev)), &fixed, cp, material);
+            s.energy += terms.values().total;
+            s.energy_posed += t0.values().total;
+            posed_m.push(DrapeMetrics::of(&posed.x, &posed, cp));
+            net_m.push(DrapeMetrics::of(&x, &posed, cp));
+        }
+    }
+    let k = posed_m.len().max(1) as f64;
+    s.energy /= k;
+    s.energy_posed /= k;
+    s.posed = DrapeMetrics::mean(&posed_m);
+    s.network = DrapeMetrics::mean(&net_m);
+    s
+}
+
+fn d_zero<B: Backend>(posed: &super::Posed, dev: &B::Device) -> Tensor<B, 3> {
+    Tensor::zeros([posed.strands, posed.points, 3], dev)
+}
+
+/// Trains the autoencoder then the deformation decoder on `subjects` (one per config groom, in
+/// config order). `report` is called after every step; returning false stops the training.
+pub fn train<B: AutodiffBackend>(
+    cfg: &DrapeTrainConfig,
+    subjects: &[DrapeSubject],
+    dev: &B::Device,
+    report: &mut dyn FnMut(&DrapeStep) -> bool,
+) -> Result<TrainedDrape<B::InnerBackend>> {
+    let started = Instant::now();
+    let t = &cfg.train;
+    let net = cfg.net();
+    if subjects.len() != cfg.grooms.len() {
+        return Err(Error::Invalid("one subject per [[groom]]".into()));
+    }
+    for s in subjects {
+        if s.groom.points != net.points || s.groom.grid.spec.n != net.texture {
+            return Err(Error::Invalid(format!(
+                "groom {}: on a {}² texture of {} points, the config wants {}² × {}",
+                s.name, s.groom.grid.spec.n, s.groom.points, net.texture, net.points
+            )));
+        }
+    }
+    let training: Vec<usize> = (0..subjects.len()).filter(|&i| !cfg.grooms[i].held_out).collect();
+    let held: Vec<usize> = (0..subjects.len()).filter(|&i| cfg.grooms[i].held_out).collect();
+
+    // Stage 1: the groom autoencoder on the training grooms' rest textures.
+    let mut encoder = seeded_init(t.seed, 0, dev, || net.init_encoder::<B>(dev));
+    let mut groom_decoder: GroomDecoder<B> =
+        seeded_init(t.seed + 1, 1000, dev, || net.init_groom_decoder::<B>(dev));
+    let textures: Vec<Tensor<B, 4>> = training
+        .iter()
+        .map(|&i| {
+            let (v, shape) = subjects[i].groom.rest_texture();
+            Tensor::from_data(TensorData::new(v, shape), dev)
+        })
         .collect();
-    let lin = Linearization::at(&at, fixed.points, colliders, material);
-    let terms = energy(x, fixed, &lin, material);
-    (at, terms)
+    let input = Tensor::cat(textures, 0);
+    let c = 3 * net.points;
+    let k = input.dims()[0];
+    let target = input.clone().slice([0..k, 0..c]);
+    let mask = input.clone().slice([0..k, c..c + 1]);
+    let occupied: f64 = mask.clone().sum().into_scalar().elem::<f64>();
+    let mut ae_optim = AdamConfig::new()
+        .with_grad_clipping(Some(GradientClippingConfig::Norm(1.0)))
+        .init::<B, (GroomEncoder<B>, GroomDecoder<B>)>();
+    let mut ae_loss = f64::NAN;
+    let ae_steps = cfg.autoencoder.steps;
+    for step in 1..=ae_steps {
+        let clock = Instant::now();
+        let out = groom_decoder.forward(encoder.forward(input.clone()));
+        let err = (out - target.clone()) * mask.clone();
+        let loss = (err.clone() * err).sum() / (occupied * c as f64).max(1.0);
+        ae_loss = loss.clone().into_scalar().elem::<f64>();
+        let mut modules = (encoder, groom_decoder);
+        let grads = GradientsParams::from_grads(loss.backward(), &modules);
+        modules = ae_optim.step(cfg.autoencoder.lr, modules, grads);
+        (encoder, groom_decoder) = modules;
+        let go_on = report(&DrapeStep {
+            stage: "autoencoder",
+            step,
+            steps: ae_steps,
+            loss: ae_loss,
+            energy: f64::NAN,
+            pose_reg: 0.0,
+            seconds_per_step: clock.elapsed().as_secs_f64(),
+            validation: None,
+        });
+        if !go_on {
+            break;
+        }
+    }
+    // The per-texel error in cm, for the summary.
+    let ae_rmse_cm = ae_loss.max(0.0).sqrt() * UNIT_CM as f64;
+    let encoder = encoder.valid();
+    let inner = Default::default();
+    let latents_inner: Vec<Tensor<B::InnerBackend, 2>> =
+        subjects.iter().map(|s| latent_of(&encoder, s, &inner)).collect();
+    let latents: Vec<Tensor<B, 2>> = latents_inner
+        .iter()
+        .map(|l| Tensor::from_data(l.to_data(), dev))
+        .collect();
+
+    // Stage 2: the deformation decoder with the physics loss.
+    let mut decoder = seeded_init(t.seed + 2, 2000, dev, || net.init_deform::<B>(dev));
+    let mut optim = AdamConfig::new()
+        .with_grad_clipping(Some(GradientClippingConfig::Norm(1.0)))
+        .init::<B, DeformDecoder<B>>();
+    let mut vrng = rand::rngs::StdRng::seed_from_u64(t.seed ^ 0x5eed_0f_da7a);
+    let val_rot: Vec<HeadRotation> = (0..t.validation_poses.max(1))
+        .map(|_| rotation(cfg.poses.draw(&mut vrng)))
+        .collect();
+    let group = |ids: &[usize]| -> Vec<(&DrapeSubject, Tensor<B::InnerBackend, 2>)> {
+        ids.iter()
+            .map(|&i| (&subjects[i], latents_inner[i].clone()))
+            .collect()
+    };
+    let (val_train, val_held) = (group(&training), group(&held));
+    let run_validation = |d: &DeformDecoder<B::InnerBackend>| DrapeValidation {
+        train: validate(cfg.net.output, d, &val_train, &val_rot, &cfg.material),
+        held_out: (!val_held.is_empty())
+            .then(|| validate(cfg.net.output, d, &val_held, &val_rot, &cfg.material)),
+    };
+    let mut best: Option<(f64, usize, DeformDecoder<B::InnerBackend>, DrapeValidation)> = None;
+    let first = run_validation(&decoder.valid());
+    let frames = t.pose_frames;
+    let mut history = Vec::new();
+    let mut stopped_early = false;
+    let mut step = 0;
+    while step < t.steps {
+        step += 1;
+        let clock = Instant::now();
+        let mut rng =
+            rand::rngs::StdRng::seed_from_u64(t.seed.wrapping_mul(1_000_003).wrapping_add(step as u64));
+        let mut rows = Vec::new();
+        let mut rots = Vec::new();
+        for _ in 0..t.batch {
+            let g = training[rng.random_range(0..training.len())];
+            let base = cfg.poses.draw(&mut rng);
+            let mut dir = [0.0f64; 3];
+            for d in dir.iter_mut() {
+                *d = rng.random::<f64>() * 2.0 - 1.0;
+            }
+            let norm = dir.iter().map(|d| d * d).sum::<f64>().sqrt().max(1e-9);
+            for f in 0..frames {
+                let o = (f as f64 - (frames - 1) as f64 / 2.0) * t.pose_step_deg / norm;
+                let v = cfg
+                    .poses
+                    .clamp([base[0] + o * dir[0], base[1] + o * dir[1], base[2] + o * dir[2]]);
+                rows.push(g);
+                rots.push(rotation(v));
+            }
+        }
+        let lat: Vec<Tensor<B, 2>> = rows.iter().map(|&g| latents[g].clone()).collect();
+        let tex = decode(&decoder, &lat, &rots);
+        let mut energy_sum: Option<Tensor<B, 1>> = None;
+        let mut energy_value = 0.0;
+        let mut reg_sum: Option<Tensor<B, 1>> = None;
+        let mut sample_d: Vec<Tensor<B, 3>> = Vec::new();
+        for (r, (&g, rot)) in rows.iter().zip(&rots).enumerate() {
+            let subject = &subjects[g];
+            let (_, posed, poses) = subject.pose(rot);
+            let cp = Some((&subject.colliders, poses.as_slice()));
+            let fixed = Fixed::<B>::new(&posed, dev);
+            let x = row_positions(
+                cfg.net.output,
+                tex.clone().slice([r..r + 1]),
+                &subject.groom.cells,
+                &fixed,
+            );
+            let (_, terms) = energy_of(x.clone(), &fixed, cp, &cfg.material);
+            energy_value += terms.total.clone().into_scalar().elem::<f64>();
+            energy_sum = Some(match energy_sum {
+                Some(e) => e + terms.total,
+                None => terms.total,
+            });
+            sample_d.push(fixed.deformation(x));
+            if sample_d.len() == frames {
+                if frames > 1 && t.pose_reg > 0.0 {
+                    let mean = Tensor::stack::<4>(sample_d.clone(), 0)
+                        .mean_dim(0)
+                        .squeeze_dim::<3>(0);
+                    let mut reg = None;
+                    for d in sample_d.drain(..) {
+                        let e = d - mean.clone();
+                        let v = (e.clone() * e).sum();
+                        reg = Some(match reg {
+                            Some(a) => a + v,
+                            None => v,
+                        });
+                    }
+                    let reg = reg.expect("frames > 1") * (t.pose_reg / subject.groom.strands().max(1) as f64);
+                    reg_sum = Some(match reg_sum {
+                        Some(a) => a + reg,
+                        None => reg,
+                    });
+                }
+                sample_d.clear();
+            }
+        }
+        let n_rows = rows.len() as f64;
+        let mut loss = energy_sum.expect("batch ≥ 1") / n_rows;
+        let mut reg_value = 0.0;
+        if let Some(r) = reg_sum {
+            let r = r / t.batch as f64;
+            reg_value = r.clone().into_scalar().elem::<f64>();
+            loss = loss + r;
+        }
+        let loss_value = loss.clone().into_scalar().elem::<f64>();
+        let grads = GradientsParams::from_grads(loss.backward(), &decoder);
+        let progress = step as f64 / t.steps.max(1) as f64;
+        let lr = t.lr * (0.1 + 0.9 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()));
+        decoder = optim.step(lr, decoder, grads);
+        let out_of_time = t
+            .max_minutes
+            .is_some_and(|m| started.elapsed().as_secs_f64() > 60.0 * m);
+        let validation = (step == t.steps
+            || out_of_time
+            || (t.validate_every > 0 && step.is_multiple_of(t.validate_every)))
+        .then(|| {
+            let v = run_validation(&decoder.valid());
+            if best.as_ref().is_none_or(|b| v.train.energy < b.0) {
+                best = Some((v.train.energy, step, decoder.valid(), v));
+            }
+            history.push(serde_json::json!({"step": step, "loss": loss_value, "validation": v}));
+            v
+        });
+        let go_on = report(&DrapeStep {
+            stage: "decoder",
+            step,
+            steps: t.steps,
+            loss: loss_value,
+            energy: energy_value / n_rows,
+            pose_reg: reg_value,
+            seconds_per_step: clock.elapsed().as_secs_f64(),
+            validation,
+        });
+        if out_of_time || !go_on {
+            stopped_early = step < t.steps;
+            if validation.is_none() {
+                let v = run_validation(&decoder.valid());
+                if best.as_ref().is_none_or(|b| v.train.energy < b.0) {
+                    best = Some((v.train.energy, step, decoder.valid(), v));
+                }
+            }
+            break;
+        }
+    }
+    let (_, best_step, decoder, validation) = match best {
+        Some(b) => b,
+        None => (first.train.energy, 0, decoder.valid(), first),
+    };
+    let summary = serde_json::json!({
+        "autoencoder": {"steps": ae_steps, "masked_mse": ae_loss, "rmse_cm": ae_rmse_cm},
+        "steps": step,
+        "stopped_early": stopped_early,
+        "best_step": best_step,
+        "seconds": started.elapsed().as_secs_f64(),
+        "before": first,
+        "validation": validation,
+        "history": history,
+        "validation_rotations": val_rot,
+        "train_grooms": training.iter().map(|&i| subjects[i].name.clone()).collect::<Vec<_>>(),
+        "held_out_grooms": held.iter().map(|&i| subjects[i].name.clone()).collect::<Vec<_>>(),
+    });
+    Ok(TrainedDrape {
+        encoder,
+        decoder,
+        latents: training
+            .iter()
+            .map(|&i| {
+                let v: Vec<f32> = latents_inner[i].to_data().to_vec().expect("f32 latent");
+                (subjects[i].name.clone(), v)
+            })
+            .collect(),
+        summary,
+    })
+}
+
+/// A trained drape network read from its model file.
+pub struct DrapeModel<B: Backend> {
+    pub config: DrapeTrainConfig,
+    pub encoder: GroomEncoder<B>,
+    pub decoder: DeformDecoder<B>,
+    pub header: serde_json::Value,
+}
+
+impl<B: Backend> DrapeModel<B> {
+    /// The model file (`.tnn`, kind `drape`) of a training.
+    pub fn file(cfg: &DrapeTrainConfig, trained: &TrainedDrape<B>) -> NeuralFile {
+        NeuralFile {
+            header: serde_json::json!({
+                "kind": "drape",
+                "paper": "Stuyck et al. 2025 (003), groom encoder + deformation decoder",
+                "config": cfg,
+                "latents": trained.latents.iter().map(|(n, v)| serde_json::json!({"name": n, "code": v})).collect::<Vec<_>>(),
+                "training": trained.summary,
+                "build": crate::build_id(),
+            }),
+            sections: vec![
+                ("encoder".into(), module_to_bytes(&trained.encoder)),
+                ("decoder".into(), module_to_bytes(&trained.decoder)),
+            ],
+        }
+    }
+
+    pub fn read(path: &Path, dev: &B::Device) -> Result<DrapeModel<B>> {
+        let f = NeuralFile::read(path)?;
+        let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
+        if f.header["kind"] != "drape" {
+            return Err(bad(&format!("not a drape model (kind {})", f.header["kind"])));
+        }
+        let config: DrapeTrainConfig = serde_json::from_value(f.header["config"].clone())
+            .map_err(|e| bad(&format!("bad config in the header: {e}")))?;
+        config.validate().map_err(|e| bad(&e))?;
+        let net = config.net();
+        let section = |n: &str| f.section(n).ok_or_else(|| bad(&format!("no {n} weights")));
+        let encoder = module_from_bytes(net.init_encoder::<B>(dev), section("encoder")?, dev, path)?;
+        let decoder = module_from_bytes(net.init_deform::<B>(dev), section("decoder")?, dev, path)?;
+        Ok(DrapeModel {
+            config,
+            encoder,
+            decoder,
+            header: f.header,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -43,12 +753,9 @@ mod tests {
     use crate::collide::{BodyParams, HeadShape, body};
     use crate::groom::Transform;
     use crate::motion::HeadTrack;
-    use crate::neural::drape::model::DrapeNetConfig;
     use crate::neural::drape::solve::{LbfgsOptions, lbfgs};
     use crate::neural::drape::{DrapeGroom, Posed};
     use burn::backend::{Autodiff, Flex};
-    use burn::grad_clipping::GradientClippingConfig;
-    use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 
     type B = Autodiff<Flex>;
 
@@ -70,9 +777,8 @@ mod tests {
         let posed = Posed::new(&groom.rest, 8, &Pose::IDENTITY, m.smoothing as f32);
         let dev = Default::default();
         let fixed = Fixed::<B>::new(&posed, &dev);
-        B::seed(&dev, 7);
         let cfg = DrapeNetConfig::new(8, 8);
-        let mut decoder = cfg.init_deform::<B>(&dev);
+        let mut decoder = seeded_init(7, 0, &dev, || cfg.init_deform::<B>(&dev));
         let latent = Tensor::<B, 2>::zeros([1, 16], &dev);
         let mut optim = AdamConfig::new()
             .with_grad_clipping(Some(GradientClippingConfig::Norm(1.0)))
@@ -101,5 +807,57 @@ mod tests {
             "decoder energy {last} from {start}; the direct minimum is {}",
             best.energy.total
         );
+    }
+
+    /// The direction output: no change gives the posed groom back; any change keeps every
+    /// edge at its rest length and the roots where they are.
+    #[test]
+    fn direction_changes_keep_lengths_and_roots() {
+        let scene = crate::scene::load_groom("curly", &Transform::default(), Some(40)).unwrap();
+        let groom = DrapeGroom::new(&scene.groom, 8, 7).unwrap();
+        let posed = Posed::new(&groom.rest, 7, &Pose::IDENTITY, 0.5);
+        let dev = Default::default();
+        let fixed = Fixed::<Flex>::new(&posed, &dev);
+        let s = posed.strands;
+        let same = to_vec3(&fixed.positions_along(Tensor::zeros([s, 7, 3], &dev)));
+        for (a, b) in same.iter().zip(&posed.x) {
+            assert!(a.distance(*b) < 1e-4, "{a} vs {b}");
+        }
+        let turn = Tensor::<Flex, 3>::random([s, 7, 3], burn::tensor::Distribution::Uniform(-0.8, 0.8), &dev);
+        let x = to_vec3(&fixed.positions_along(turn));
+        let mut moved = 0.0f32;
+        for (k, (strand, rest)) in x.chunks(7).zip(posed.x.chunks(7)).enumerate() {
+            assert_eq!(strand[0], rest[0]);
+            for i in 0..6 {
+                let l = strand[i + 1].distance(strand[i]);
+                let want = posed.rest_len[k * 6 + i];
+                assert!((l - want).abs() < 1e-4 * want.max(1.0), "{l} vs {want}");
+            }
+            moved = moved.max(strand[6].distance(rest[6]));
+        }
+        assert!(moved > 0.5, "the changes move the tips ({moved} cm)");
+    }
+
+    #[test]
+    fn moving_a_posed_groom_equals_posing_it_there() {
+        let scene = crate::scene::load_groom("curly", &Transform::default(), Some(60)).unwrap();
+        let groom = DrapeGroom::new(&scene.groom, 8, 6).unwrap();
+        let head = HeadRotation {
+            yaw: 30.0,
+            pitch: -10.0,
+            roll: 5.0,
+            ..Default::default()
+        }
+        .pose(Vec3::new(0.0, -8.0, 0.0));
+        let a = Posed::new(&groom.rest, 6, &head, 0.5);
+        let b = Posed::new(&groom.rest, 6, &Pose::IDENTITY, 0.5).moved(&head);
+        for (p, q) in a.x.iter().zip(&b.x) {
+            assert!(p.distance(*q) < 1e-5);
+        }
+        for (p, q) in a.dir.iter().zip(&b.dir) {
+            assert!(p.distance(*q) < 1e-5);
+        }
+        let (ra, rb) = (a.rho_rest.iter().sum::<f32>(), b.rho_rest.iter().sum::<f32>());
+        assert!((ra - rb).abs() < 1e-3 * ra.abs(), "{ra} vs {rb}");
     }
 }

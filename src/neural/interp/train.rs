@@ -8,10 +8,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use burn::module::{AutodiffModule, Module, ModuleMapper, Param, ParamId};
+use burn::module::AutodiffModule;
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::prelude::*;
-use burn::record::{FullPrecisionSettings, NamedMpkBytesRecorder, Recorder};
+use burn::record::Recorder;
 use burn::tensor::backend::AutodiffBackend;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -20,7 +20,7 @@ use super::loss::{LossWeights, loss};
 use super::model::{WeightNet, WeightNetConfig, interpolate, neighbourhood};
 use crate::error::{Error, Result};
 use crate::neural::data::{GridFrames, channels_first};
-use crate::neural::file::NeuralFile;
+use crate::neural::file::{NeuralFile, Rec, module_from_bytes, module_to_bytes, seeded_init};
 use crate::neural::grid::{GridSpec, UNIT_CM};
 
 /// The network options of a training config.
@@ -90,21 +90,9 @@ pub struct InterpConfig {
     pub loss: LossWeights,
 }
 
-/// Built-in training configs.
-pub const PRESETS: crate::presets::Table = &[
-    (
-        "interp_small",
-        include_str!("../../../presets/training/interp_small.toml"),
-    ),
-    (
-        "interp_paper",
-        include_str!("../../../presets/training/interp_paper.toml"),
-    ),
-];
-
 impl InterpConfig {
     pub fn load(name_or_path: &str) -> Result<InterpConfig> {
-        let c: InterpConfig = crate::presets::load("training", PRESETS, name_or_path)?;
+        let c: InterpConfig = crate::presets::load("training", crate::neural::TRAINING, name_or_path)?;
         c.validate()?;
         Ok(c)
     }
@@ -138,36 +126,13 @@ impl InterpConfig {
     }
 }
 
-/// Numbers parameters in module order (forcing their lazy initialisation in that order), so
-/// the same seed gives the same weights and the same file bytes.
-struct NumberParams(u64);
-
-impl<B: Backend> ModuleMapper<B> for NumberParams {
-    fn map_float<const D: usize>(&mut self, p: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
-        let (_, t, m) = p.consume();
-        self.0 += 1;
-        Param::from_mapped_value(ParamId::from(self.0), t, m)
-    }
-}
-
-/// Burn's random generator is one per process: seeding it and drawing the initial weights
-/// must not interleave with another initialisation (two trainings in one process, e.g. tests
-/// run in parallel), or the same seed would give different weights.
-static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// A freshly initialised network, seeded.
 pub fn init_net<B: Backend>(cfg: &InterpConfig, dev: &B::Device) -> WeightNet<B> {
-    let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    B::seed(dev, cfg.train.seed);
-    cfg.net().init::<B>(dev).map(&mut NumberParams(0))
+    seeded_init(cfg.train.seed, 0, dev, || cfg.net().init::<B>(dev))
 }
 
-type Rec = NamedMpkBytesRecorder<FullPrecisionSettings>;
-
 pub fn net_to_bytes<B: Backend>(net: &WeightNet<B>) -> Vec<u8> {
-    Rec::default()
-        .record(net.clone().into_record(), ())
-        .expect("in-memory record")
+    module_to_bytes(net)
 }
 
 pub fn net_from_bytes<B: Backend>(
@@ -176,9 +141,7 @@ pub fn net_from_bytes<B: Backend>(
     dev: &B::Device,
     path: &Path,
 ) -> Result<WeightNet<B>> {
-    let record = Recorder::<B>::load(&Rec::default(), bytes.to_vec(), dev)
-        .map_err(|e| Error::Invalid(format!("{}: the weights do not load: {e}", path.display())))?;
-    Ok(cfg.net().init::<B>(dev).load_record(record))
+    module_from_bytes(cfg.net().init::<B>(dev), bytes, dev, path)
 }
 
 /// Validation figures (full grid, guides from the ground truth), cm.

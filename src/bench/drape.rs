@@ -1,0 +1,134 @@
+//! `tress bench drape`: the drape network's throughput (003 §4.3: one groom in 2.86 ms, 1000
+//! grooms in 0.3 s on an RTX A6000), beside the Adam baseline on the same groom and pose in the
+//! same run. The network is freshly initialised at the config's sizes (its cost does not depend on
+//! its weights); the groom is the procedural wavy preset on its cranium. A batch of B grooms is
+//! one decoder pass over B `[latent, pose]` rows, then every groom's posed strands plus its
+//! displacements, read back to the CPU: what a caller gets. The first pass of each size is
+//! reported apart (allocation, warm-up).
+
+use std::time::Instant;
+
+use burn::backend::{Autodiff, Flex, flex::FlexDevice};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::groom::Transform;
+use crate::neural::drape::HeadRotation;
+use crate::neural::drape::energy::Fixed;
+use crate::neural::drape::solve::{AdamOptions, adam};
+use crate::neural::drape::train::{DrapeTrainConfig, GroomEntry, decode, latent_of, row_positions};
+use crate::neural::file::seeded_init;
+use crate::scene::drape_scene;
+
+#[derive(Debug, Serialize)]
+pub struct BatchFigures {
+    pub grooms: usize,
+    /// The first pass (ms), apart.
+    pub first_ms: f64,
+    /// The best of the timed passes (ms).
+    pub ms: f64,
+    pub grooms_per_second: f64,
+    pub ms_per_groom: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DrapeBench {
+    pub config: String,
+    pub texture: usize,
+    pub points: usize,
+    pub strands: usize,
+    pub threads: usize,
+    pub batches: Vec<BatchFigures>,
+    /// The Adam baseline on one groom and pose (s), its iterations, and the network's speed-up
+    /// per groom at batch 1.
+    pub adam_seconds: f64,
+    pub adam_iterations: usize,
+    pub speedup_over_adam: f64,
+}
+
+/// Runs the benchmark on `threads` threads at the sizes of the training config `config`, with
+/// `runs` timed passes per batch size.
+pub fn run(config: &str, threads: usize, runs: usize, sizes: &[usize]) -> Result<DrapeBench> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
+    pool.install(|| {
+        let cfg = DrapeTrainConfig::load(config)?;
+        let net = cfg.net();
+        let entry = GroomEntry {
+            name: "wavy".into(),
+            groom: "wavy".into(),
+            strands: Some(400),
+            ..Default::default()
+        };
+        let ds = drape_scene(
+            &entry,
+            &Transform::default(),
+            0.2,
+            net.texture,
+            net.points,
+            &cfg.material,
+        )?;
+        let subject = &ds.subject;
+        let dev = FlexDevice;
+        let encoder = seeded_init(1, 0, &dev, || net.init_encoder::<Flex>(&dev));
+        let decoder = seeded_init(2, 1000, &dev, || net.init_deform::<Flex>(&dev));
+        let latent = latent_of(&encoder, subject, &dev);
+        let rotation = HeadRotation {
+            name: "bench".into(),
+            yaw: 30.0,
+            pitch: 10.0,
+            roll: -5.0,
+        };
+        let (_, posed, collider_poses) = subject.pose(&rotation);
+        let fixed = Fixed::<Flex>::new(&posed, &dev);
+        let pass = |b: usize| -> f64 {
+            let clock = Instant::now();
+            let tex = decode(&decoder, &vec![latent.clone(); b], &vec![rotation.clone(); b]);
+            let mut total = 0.0f32;
+            for r in 0..b {
+                let x = row_positions(
+                    cfg.net.output,
+                    tex.clone().slice([r..r + 1]),
+                    &subject.groom.cells,
+                    &fixed,
+                );
+                let x: Vec<f32> = x.into_data().to_vec().expect("f32 positions");
+                total += x[x.len() - 1];
+            }
+            std::hint::black_box(total);
+            1e3 * clock.elapsed().as_secs_f64()
+        };
+        let mut batches = Vec::new();
+        for &b in sizes {
+            let first_ms = pass(b);
+            let ms = (0..runs.max(1)).map(|_| pass(b)).fold(f64::INFINITY, f64::min);
+            batches.push(BatchFigures {
+                grooms: b,
+                first_ms,
+                ms,
+                grooms_per_second: 1e3 * b as f64 / ms,
+                ms_per_groom: ms / b as f64,
+            });
+        }
+        let cp = Some((&subject.colliders, collider_poses.as_slice()));
+        let (_, report) = adam::<Autodiff<Flex>>(&posed, cp, &cfg.material, &AdamOptions::default(), &dev);
+        let one = batches
+            .iter()
+            .find(|b| b.grooms == 1)
+            .map(|b| b.ms_per_groom)
+            .unwrap_or(f64::NAN);
+        Ok(DrapeBench {
+            config: config.to_string(),
+            texture: net.texture,
+            points: net.points,
+            strands: subject.groom.strands(),
+            threads,
+            batches,
+            adam_seconds: report.seconds,
+            adam_iterations: report.iterations,
+            speedup_over_adam: 1e3 * report.seconds / one,
+        })
+    })
+}
