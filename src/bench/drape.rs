@@ -90,7 +90,7 @@ pub fn run(config: &str, threads: usize, runs: usize, sizes: &[usize]) -> Result
             for r in 0..b {
                 let x = row_positions(
                     cfg.net.output,
-                    tex.clone().slice([r..r + 1]),
+                    tex.clone().narrow(0, r, 1),
                     &subject.groom.cells,
                     &fixed,
                 );

@@ -332,7 +332,7 @@ fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
             summary["seconds"].as_f64().unwrap_or(0.0),
             summary["best_step"]
         );
+        output_file(&a.output);
     }
-    output_file(&a.output);
     Ok(())
 }

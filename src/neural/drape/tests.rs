@@ -220,7 +220,7 @@ fn head_rotations_follow_their_names() {
 /// drapes into the mirror image of the original's drape: the energy, the procedural head and
 /// body, and the solver have no handedness.
 #[test]
-fn a_mirrored_groom_drapes_mirrored() {
+fn a_mirrored_groom_in_the_mirrored_pose_drapes_mirrored_on_the_procedural_body() {
     use crate::collide::{BodyParams, HeadShape, body};
     let scene = crate::scene::load_groom("wavy", &crate::groom::Transform::default(), Some(80)).unwrap();
     let scalp = scene.procedural.as_ref().unwrap().scalp;

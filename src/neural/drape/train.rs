@@ -418,7 +418,7 @@ fn validate<B: Backend>(
             let (_, posed, poses) = subject.pose(r);
             let cp = Some((&subject.colliders, poses.as_slice()));
             let fixed = Fixed::<B>::new(&posed, &dev);
-            let row = tex.clone().slice([k..k + 1]);
+            let row = tex.clone().narrow(0, k, 1);
             let x = row_positions(output, row, &subject.groom.cells, &fixed);
             let (x, terms) = energy_of(x, &fixed, cp, material);
             let (_, t0) = energy_of(fixed.positions(d_zero(&posed, &dev)), &fixed, cp, material);
@@ -527,7 +527,7 @@ pub fn train<B: AutodiffBackend>(
     let mut optim = AdamConfig::new()
         .with_grad_clipping(Some(GradientClippingConfig::Norm(1.0)))
         .init::<B, DeformDecoder<B>>();
-    let mut vrng = rand::rngs::StdRng::seed_from_u64(t.seed ^ 0x5eed_0f_da7a);
+    let mut vrng = rand::rngs::StdRng::seed_from_u64(t.seed ^ 0x005e_ed0f_da7a);
     let val_rot: Vec<HeadRotation> = (0..t.validation_poses.max(1))
         .map(|_| rotation(cfg.poses.draw(&mut vrng)))
         .collect();
@@ -585,7 +585,7 @@ pub fn train<B: AutodiffBackend>(
             let fixed = Fixed::<B>::new(&posed, dev);
             let x = row_positions(
                 cfg.net.output,
-                tex.clone().slice([r..r + 1]),
+                tex.clone().narrow(0, r, 1),
                 &subject.groom.cells,
                 &fixed,
             );
