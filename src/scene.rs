@@ -48,7 +48,11 @@ pub fn procedural_params(preset: &str, strands: Option<usize>, seed: Option<u64>
 
 /// A procedural groom from a preset.
 pub fn procedural_groom(preset: &str, strands: Option<usize>, seed: Option<u64>) -> Result<SceneGroom> {
-    let params = procedural_params(preset, strands, seed)?;
+    procedural_scene(preset, procedural_params(preset, strands, seed)?)
+}
+
+/// The procedural groom of `params` (from the preset named `preset`).
+fn procedural_scene(preset: &str, params: GroomParams) -> Result<SceneGroom> {
     let groom = generate(&params)?;
     let source = format!(
         "procedural {preset} groom, {} strands, seed {}",
@@ -251,16 +255,7 @@ pub fn drape_scene(
         if let Some(r) = entry.curl_radius {
             params.curl_radius = r;
         }
-        let source = format!(
-            "procedural {} groom, {} strands, seed {}",
-            entry.groom, params.strands, params.seed
-        );
-        SceneGroom {
-            groom: generate(&params)?,
-            procedural: Some(params),
-            tfx_shapes: None,
-            source,
-        }
+        procedural_scene(&entry.groom, params)?
     } else {
         if entry.strands.is_some()
             || entry.seed.is_some()

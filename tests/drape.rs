@@ -328,40 +328,25 @@ fn bad_network_inputs_are_clear_errors() {
     assert!(common::stderr(&e).contains("junk.tnn"), "{}", common::stderr(&e));
     assert!(!out.exists());
     let cfg = dir.join("bad.toml");
-    std::fs::write(
-        &cfg,
-        "[net]\ntexture = 8\npoints = 8\n\n[[groom]]\nname = \"a\"\ngroom = \"wavy\"\nstrandz = 3\n",
-    )
-    .unwrap();
-    let e = common::tress(&[
-        "train",
-        "drape",
-        "--config",
-        cfg.to_str().unwrap(),
-        "-o",
-        dir.join("m.tnn").to_str().unwrap(),
-    ]);
-    assert!(!e.status.success());
-    let msg = common::stderr(&e);
-    assert!(msg.contains("bad.toml") && msg.contains("strandz"), "{msg}");
-    std::fs::write(
-        &cfg,
-        "[net]\ntexture = 12\npoints = 8\n\n[[groom]]\nname = \"a\"\ngroom = \"wavy\"\n",
-    )
-    .unwrap();
-    let e = common::tress(&[
-        "train",
-        "drape",
-        "--config",
-        cfg.to_str().unwrap(),
-        "-o",
-        dir.join("m.tnn").to_str().unwrap(),
-    ]);
-    assert!(!e.status.success());
-    assert!(
-        common::stderr(&e).contains("net.texture"),
-        "{}",
+    let model = dir.join("m.tnn");
+    let train_with = |text: &str| {
+        std::fs::write(&cfg, text).unwrap();
+        let e = common::tress(&[
+            "train",
+            "drape",
+            "--config",
+            cfg.to_str().unwrap(),
+            "-o",
+            model.to_str().unwrap(),
+        ]);
+        assert!(!e.status.success());
         common::stderr(&e)
+    };
+    let msg = train_with(
+        "[net]\ntexture = 8\npoints = 8\n\n[[groom]]\nname = \"a\"\ngroom = \"wavy\"\nstrandz = 3\n",
     );
+    assert!(msg.contains("bad.toml") && msg.contains("strandz"), "{msg}");
+    let msg = train_with("[net]\ntexture = 12\npoints = 8\n\n[[groom]]\nname = \"a\"\ngroom = \"wavy\"\n");
+    assert!(msg.contains("net.texture"), "{msg}");
     assert!(!dir.join("m.tnn").exists());
 }

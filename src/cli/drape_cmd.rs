@@ -5,9 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use burn::backend::{Autodiff, Flex};
-use burn::prelude::*;
 use clap::{Args, ValueEnum};
-use glam::Vec3;
 use serde::Serialize;
 use serde_json::json;
 
@@ -15,11 +13,10 @@ use super::report::output_file;
 use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::Transform;
-use crate::neural::drape::energy::Fixed;
 use crate::neural::drape::solve::{AdamOptions, LbfgsOptions, SolveReport, adam, energy_at, lbfgs};
-use crate::neural::drape::train::{DrapeModel, GroomEntry, decode, latent_of, row_positions};
+use crate::neural::drape::train::{DrapeModel, GroomEntry, latent_of};
 use crate::neural::drape::xpbd::{XpbdOptions, xpbd};
-use crate::neural::drape::{DrapeMaterial, DrapeMetrics, DrapeSubject, HeadRotation, PoseSet, Posed};
+use crate::neural::drape::{DrapeMaterial, DrapeMetrics, PoseSet};
 use crate::pipeline::progress::FrameProgress;
 use crate::scene::drape_scene;
 
@@ -117,28 +114,6 @@ struct Setup {
     network: Option<DrapeModel<Flex>>,
 }
 
-/// The network's drape of `posed` (world positions) for `rotation`.
-fn network_drape(
-    m: &DrapeModel<Flex>,
-    latent: &Tensor<Flex, 2>,
-    subject: &DrapeSubject,
-    rotation: &HeadRotation,
-    posed: &Posed,
-) -> Vec<Vec3> {
-    let dev = latent.device();
-    let texture = decode(
-        &m.decoder,
-        std::slice::from_ref(latent),
-        std::slice::from_ref(rotation),
-    );
-    let fixed = Fixed::<Flex>::new(posed, &dev);
-    let x: Vec<f32> = row_positions(m.config.net.output, texture, &subject.groom.cells, &fixed)
-        .into_data()
-        .to_vec()
-        .expect("f32 positions");
-    x.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
-}
-
 /// Drapes one groom for every pose and writes its caches.
 fn drape_one(
     a: &DrapeArgs,
@@ -191,7 +166,7 @@ fn drape_one(
         let (x, report) = match (a.solver, &setup.network, &latent) {
             (DrapeSolver::Network, Some(m), Some(latent)) => {
                 let clock = Instant::now();
-                let x = network_drape(m, latent, subject, rot, &posed);
+                let x = m.drape(latent, subject, rot, &posed);
                 let seconds = clock.elapsed().as_secs_f64();
                 let energy = energy_at::<Flex>(&posed, &x, cp, material, &dev);
                 let report = SolveReport {

@@ -1,7 +1,7 @@
 //! `tress train interp --config NAME|FILE --gt CACHE --groom G -o MODEL`: trains the neural
 //! interpolator (000 §4.2) on a full simulation of the groom.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use burn::backend::{Autodiff, Flex};
 use clap::{Args, Subcommand};
@@ -219,23 +219,6 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
     Ok(())
 }
 
-/// A config's groom or head path: `${TRESS_DATA}` replaced, relative to the config's folder.
-fn config_path(value: &str, base: Option<&Path>, what: &str) -> Result<String> {
-    let mut v = value.to_string();
-    if v.contains("${TRESS_DATA}") {
-        let data = std::env::var("TRESS_DATA").map_err(|_| {
-            Error::Invalid(format!(
-                "{what} = \"{value}\": set TRESS_DATA to the shared data folder"
-            ))
-        })?;
-        v = v.replace("${TRESS_DATA}", &data);
-    }
-    match base {
-        Some(b) if Path::new(&v).is_relative() && b.join(&v).exists() => Ok(b.join(&v).display().to_string()),
-        _ => Ok(v),
-    }
-}
-
 fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
     let mut cfg = DrapeTrainConfig::load(&a.config)?;
     if let Some(s) = a.steps {
@@ -247,20 +230,11 @@ fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
         }
         cfg.train.max_minutes = Some(m);
     }
-    let base = Path::new(&a.config)
-        .is_file()
-        .then(|| Path::new(&a.config).parent().map(Path::to_path_buf))
-        .flatten();
     let quiet = a.json;
     let mut subjects = Vec::new();
     for (i, g) in cfg.grooms.iter().enumerate() {
-        let mut entry = g.clone();
-        entry.groom = config_path(&g.groom, base.as_deref(), &format!("groom {} groom", i + 1))?;
-        if let Some(h) = &g.head {
-            entry.head = Some(config_path(h, base.as_deref(), &format!("groom {} head", i + 1))?);
-        }
         let ds = drape_scene(
-            &entry,
+            g,
             &Transform::default(),
             a.sdf_cell,
             cfg.net.texture,

@@ -381,6 +381,25 @@ impl<B: Backend> Terms<B> {
     }
 }
 
+/// Positions `[strands, points, 3]` read back to the CPU.
+pub fn read_positions<B: Backend>(x: &Tensor<B, 3>) -> Vec<Vec3> {
+    let v: Vec<f32> = x.clone().into_data().to_vec().expect("f32 positions");
+    v.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
+}
+
+/// The energy at positions `x`, linearized there (the colliders' distances and the SPH pairs
+/// taken at `x`); returns `x` read back too.
+pub fn energy_here<B: Backend>(
+    x: Tensor<B, 3>,
+    f: &Fixed<B>,
+    colliders: Option<(&Colliders, &[Pose])>,
+    m: &DrapeMaterial,
+) -> (Vec<Vec3>, Terms<B>) {
+    let at = read_positions(&x);
+    let lin = Linearization::at(&at, f.points, colliders, m);
+    (at, energy(x, f, &lin, m))
+}
+
 /// The drape energy (003 Eq. 1 less Eq. 14) of positions `x` `[strands, points, 3]`.
 pub fn energy<B: Backend>(x: Tensor<B, 3>, f: &Fixed<B>, lin: &Linearization, m: &DrapeMaterial) -> Terms<B> {
     let dev = x.device();

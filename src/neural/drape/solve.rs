@@ -18,7 +18,7 @@ use burn::tensor::backend::AutodiffBackend;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use super::energy::{DrapeMaterial, Fixed, Linearization, Posed, TermValues, Terms, energy};
+use super::energy::{DrapeMaterial, Fixed, Posed, TermValues, Terms, energy_here};
 use crate::collide::Colliders;
 use crate::motion::Pose;
 
@@ -59,10 +59,6 @@ pub struct SolveReport {
     pub energy: TermValues,
 }
 
-fn to_vec3(v: &[f32]) -> Vec<Vec3> {
-    v.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
-}
-
 /// The fixed tensors of `posed` and zero displacements.
 fn start<B: Backend>(posed: &Posed, dev: &B::Device) -> (Fixed<B>, Displacement<B>) {
     let d = Tensor::<B, 3>::zeros([posed.strands, posed.points, 3], dev);
@@ -81,11 +77,7 @@ fn evaluate<B: Backend>(
     colliders: Option<(&Colliders, &[Pose])>,
     material: &DrapeMaterial,
 ) -> (Vec<Vec3>, Terms<B>) {
-    let x = fixed.positions(d);
-    let at = to_vec3(&x.clone().into_data().to_vec::<f32>().expect("f32 positions"));
-    let lin = Linearization::at(&at, fixed.points, colliders, material);
-    let terms = energy(x, fixed, &lin, material);
-    (at, terms)
+    energy_here(fixed.positions(d), fixed, colliders, material)
 }
 
 /// Minimizes the drape energy of `posed` with Adam; returns the positions (world,

@@ -32,13 +32,14 @@ use glam::Vec3;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use super::energy::{DrapeMaterial, Fixed, Linearization, Terms, energy};
+use super::energy::{DrapeMaterial, Fixed, Terms, energy_here, read_positions};
 use super::model::{DeformDecoder, DrapeNetConfig, GroomDecoder, GroomEncoder, UNIT_CM, texture_strands};
 use super::{DrapeMetrics, DrapeSubject, HeadRotation};
 use crate::collide::Colliders;
 use crate::error::{Error, Result};
 use crate::motion::Pose;
 use crate::neural::file::{NeuralFile, module_from_bytes, module_to_bytes, seeded_init};
+use crate::presets::keys::expand_env;
 
 /// The network's sizes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -207,10 +208,30 @@ pub struct DrapeTrainConfig {
 
 impl DrapeTrainConfig {
     /// A built-in config by name or a TOML file (checked).
+    /// A built-in config by name or a TOML file (checked), its grooms' and heads' `${VAR}`s
+    /// expanded and their relative paths taken from the file's folder.
     pub fn load(name_or_path: &str) -> Result<DrapeTrainConfig> {
-        let c: DrapeTrainConfig = crate::presets::load("training", crate::neural::TRAINING, name_or_path)?;
+        let mut c: DrapeTrainConfig =
+            crate::presets::load("training", crate::neural::TRAINING, name_or_path)?;
         c.validate()
             .map_err(|e| Error::Invalid(format!("{name_or_path}: {e}")))?;
+        let file = Path::new(name_or_path);
+        let base = file.is_file().then(|| file.parent()).flatten();
+        let resolve = |v: &str, key: String| -> Result<String> {
+            let v = expand_env(v, &format!("{name_or_path}: {key}"))?;
+            Ok(match base {
+                Some(b) if Path::new(&v).is_relative() && b.join(&v).exists() => {
+                    b.join(&v).display().to_string()
+                }
+                _ => v,
+            })
+        };
+        for (i, g) in c.grooms.iter_mut().enumerate() {
+            g.groom = resolve(&g.groom, format!("groom {} groom", i + 1))?;
+            if let Some(h) = &g.head {
+                g.head = Some(resolve(h, format!("groom {} head", i + 1))?);
+            }
+        }
         Ok(c)
     }
 
@@ -315,24 +336,6 @@ pub fn row_positions<B: Backend>(
     }
 }
 
-fn to_vec3(t: &Tensor<impl Backend, 3>) -> Vec<Vec3> {
-    let v: Vec<f32> = t.clone().into_data().to_vec().expect("f32 positions");
-    v.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])).collect()
-}
-
-/// The energy of positions `x` (world, `[S, N, 3]`), linearized there; returns the positions
-/// read back too.
-fn energy_of<B: Backend>(
-    x: Tensor<B, 3>,
-    fixed: &Fixed<B>,
-    colliders: Option<(&Colliders, &[Pose])>,
-    material: &DrapeMaterial,
-) -> (Vec<Vec3>, Terms<B>) {
-    let at = to_vec3(&x);
-    let lin = Linearization::at(&at, fixed.points, colliders, material);
-    (at, energy(x, fixed, &lin, material))
-}
-
 /// The decoder's drape of one groom (`latent` `[1, latent]`, its occupied texels `cells`) for a
 /// head rotation vector `pose`, as positions `[S, N, 3]` (world) and the energy there.
 #[allow(clippy::too_many_arguments)]
@@ -349,7 +352,7 @@ pub fn physics_loss<B: Backend>(
     let p = Tensor::<B, 2>::from_data(TensorData::new(pose.to_vec(), [1, 3]), &dev);
     let texture = decoder.forward(Tensor::cat(vec![latent, p], 1));
     let x = row_positions(DrapeOutput::Displacements, texture, cells, fixed);
-    energy_of(x, fixed, colliders, material)
+    energy_here(x, fixed, colliders, material)
 }
 
 /// Validation figures of one group of grooms (means over grooms and rotations).
@@ -401,43 +404,34 @@ pub fn latent_of<B: Backend>(
     encoder.forward(Tensor::from_data(TensorData::new(v, shape), dev))
 }
 
-/// Scores the decoder on fixed rotations of each subject.
-fn validate<B: Backend>(
+/// Mean energy and figures of a group's drapes on fixed rotations: the decoder's, or the
+/// rigidly posed grooms' without one.
+fn score<B: Backend>(
     output: DrapeOutput,
-    decoder: &DeformDecoder<B>,
+    decoder: Option<&DeformDecoder<B>>,
     subjects: &[(&DrapeSubject, Tensor<B, 2>)],
     rotations: &[HeadRotation],
     material: &DrapeMaterial,
-) -> GroupScore {
-    let mut s = GroupScore::default();
-    let (mut posed_m, mut net_m) = (Vec::new(), Vec::new());
+) -> (f64, DrapeMetrics) {
+    let mut energy = 0.0;
+    let mut figures = Vec::new();
     for (subject, latent) in subjects {
         let dev = latent.device();
-        let tex = decode(decoder, &vec![latent.clone(); rotations.len()], rotations);
+        let tex = decoder.map(|d| decode(d, &vec![latent.clone(); rotations.len()], rotations));
         for (k, r) in rotations.iter().enumerate() {
             let (_, posed, poses) = subject.pose(r);
             let cp = Some((&subject.colliders, poses.as_slice()));
             let fixed = Fixed::<B>::new(&posed, &dev);
-            let row = tex.clone().narrow(0, k, 1);
-            let x = row_positions(output, row, &subject.groom.cells, &fixed);
-            let (x, terms) = energy_of(x, &fixed, cp, material);
-            let (_, t0) = energy_of(fixed.positions(d_zero(&posed, &dev)), &fixed, cp, material);
-            s.energy += terms.values().total;
-            s.energy_posed += t0.values().total;
-            posed_m.push(DrapeMetrics::of(&posed.x, &posed, cp));
-            net_m.push(DrapeMetrics::of(&x, &posed, cp));
+            let x = match &tex {
+                Some(t) => row_positions(output, t.clone().narrow(0, k, 1), &subject.groom.cells, &fixed),
+                None => fixed.positions(Tensor::zeros([posed.strands, posed.points, 3], &dev)),
+            };
+            let (x, terms) = energy_here(x, &fixed, cp, material);
+            energy += terms.total.into_scalar().elem::<f64>();
+            figures.push(DrapeMetrics::of(&x, &posed, cp));
         }
     }
-    let k = posed_m.len().max(1) as f64;
-    s.energy /= k;
-    s.energy_posed /= k;
-    s.posed = DrapeMetrics::mean(&posed_m);
-    s.network = DrapeMetrics::mean(&net_m);
-    s
-}
-
-fn d_zero<B: Backend>(posed: &super::Posed, dev: &B::Device) -> Tensor<B, 3> {
-    Tensor::zeros([posed.strands, posed.points, 3], dev)
+    (energy / figures.len().max(1) as f64, DrapeMetrics::mean(&figures))
 }
 
 /// Trains the autoencoder then the deformation decoder on `subjects` (one per config groom, in
@@ -537,10 +531,26 @@ pub fn train<B: AutodiffBackend>(
             .collect()
     };
     let (val_train, val_held) = (group(&training), group(&held));
+    // The posed grooms' figures do not change during training: taken once.
+    let output = cfg.net.output;
+    let posed = |g: &[(&DrapeSubject, Tensor<B::InnerBackend, 2>)]| {
+        score::<B::InnerBackend>(output, None, g, &val_rot, &cfg.material)
+    };
+    let (posed_train, posed_held) = (posed(&val_train), posed(&val_held));
+    let group_score = |d: &DeformDecoder<B::InnerBackend>,
+                       g: &[(&DrapeSubject, Tensor<B::InnerBackend, 2>)],
+                       (energy_posed, posed): (f64, DrapeMetrics)| {
+        let (energy, network) = score(output, Some(d), g, &val_rot, &cfg.material);
+        GroupScore {
+            energy_posed,
+            energy,
+            posed,
+            network,
+        }
+    };
     let run_validation = |d: &DeformDecoder<B::InnerBackend>| DrapeValidation {
-        train: validate(cfg.net.output, d, &val_train, &val_rot, &cfg.material),
-        held_out: (!val_held.is_empty())
-            .then(|| validate(cfg.net.output, d, &val_held, &val_rot, &cfg.material)),
+        train: group_score(d, &val_train, posed_train),
+        held_out: (!val_held.is_empty()).then(|| group_score(d, &val_held, posed_held)),
     };
     let mut best: Option<(f64, usize, DeformDecoder<B::InnerBackend>, DrapeValidation)> = None;
     let first = run_validation(&decoder.valid());
@@ -575,7 +585,6 @@ pub fn train<B: AutodiffBackend>(
         let lat: Vec<Tensor<B, 2>> = rows.iter().map(|&g| latents[g].clone()).collect();
         let tex = decode(&decoder, &lat, &rots);
         let mut energy_sum: Option<Tensor<B, 1>> = None;
-        let mut energy_value = 0.0;
         let mut reg_sum: Option<Tensor<B, 1>> = None;
         let mut sample_d: Vec<Tensor<B, 3>> = Vec::new();
         for (r, (&g, rot)) in rows.iter().zip(&rots).enumerate() {
@@ -589,8 +598,7 @@ pub fn train<B: AutodiffBackend>(
                 &subject.groom.cells,
                 &fixed,
             );
-            let (_, terms) = energy_of(x.clone(), &fixed, cp, &cfg.material);
-            energy_value += terms.total.clone().into_scalar().elem::<f64>();
+            let (_, terms) = energy_here(x.clone(), &fixed, cp, &cfg.material);
             energy_sum = Some(match energy_sum {
                 Some(e) => e + terms.total,
                 None => terms.total,
@@ -651,7 +659,7 @@ pub fn train<B: AutodiffBackend>(
             step,
             steps: t.steps,
             loss: loss_value,
-            energy: energy_value / n_rows,
+            energy: loss_value - reg_value,
             pose_reg: reg_value,
             seconds_per_step: clock.elapsed().as_secs_f64(),
             validation,
@@ -723,6 +731,29 @@ impl<B: Backend> DrapeModel<B> {
                 ("decoder".into(), module_to_bytes(&trained.decoder)),
             ],
         }
+    }
+
+    /// The drape (world positions, `strands × points`) of the groom of `subject`, whose code is
+    /// `latent`, posed as `posed` for `rotation`: one decoder pass.
+    pub fn drape(
+        &self,
+        latent: &Tensor<B, 2>,
+        subject: &DrapeSubject,
+        rotation: &HeadRotation,
+        posed: &super::Posed,
+    ) -> Vec<Vec3> {
+        let texture = decode(
+            &self.decoder,
+            std::slice::from_ref(latent),
+            std::slice::from_ref(rotation),
+        );
+        let fixed = Fixed::<B>::new(posed, &latent.device());
+        read_positions(&row_positions(
+            self.config.net.output,
+            texture,
+            &subject.groom.cells,
+            &fixed,
+        ))
     }
 
     pub fn read(path: &Path, dev: &B::Device) -> Result<DrapeModel<B>> {
@@ -819,12 +850,12 @@ mod tests {
         let dev = Default::default();
         let fixed = Fixed::<Flex>::new(&posed, &dev);
         let s = posed.strands;
-        let same = to_vec3(&fixed.positions_along(Tensor::zeros([s, 7, 3], &dev)));
+        let same = read_positions(&fixed.positions_along(Tensor::zeros([s, 7, 3], &dev)));
         for (a, b) in same.iter().zip(&posed.x) {
             assert!(a.distance(*b) < 1e-4, "{a} vs {b}");
         }
         let turn = Tensor::<Flex, 3>::random([s, 7, 3], burn::tensor::Distribution::Uniform(-0.8, 0.8), &dev);
-        let x = to_vec3(&fixed.positions_along(turn));
+        let x = read_positions(&fixed.positions_along(turn));
         let mut moved = 0.0f32;
         for (k, (strand, rest)) in x.chunks(7).zip(posed.x.chunks(7)).enumerate() {
             assert_eq!(strand[0], rest[0]);
