@@ -272,6 +272,15 @@ fn job_file_mistakes_are_named() {
         ),
         ("frames = 7\n", "frames"),
         ("[groom\n", "job.toml"),
+        ("[drape]\nenabled = true\n", "drape.model"),
+        (
+            "[drape]\nenabled = true\nsolver = 'lbfgs'\n[drape.material]\nstifness = 1.0\n",
+            "`drape.material.stifness`",
+        ),
+        (
+            "[drape]\nenabled = true\nsolver = 'lbfgs'\ntexture = 7\n",
+            "drape.texture 7",
+        ),
     ] {
         let p = dir.join("job.toml");
         std::fs::write(&p, text).unwrap();
@@ -656,5 +665,150 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
     let a = tress::pipeline::stage::file_sha256(&up).unwrap();
     let b = tress::pipeline::stage::file_sha256(&out.join("parts/neural.1-8.tcache")).unwrap();
     assert_eq!(a, b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The strands (each a list of points) of frame `i` of a cache.
+fn cache_strands(path: &Path, i: usize) -> Vec<Vec<[f32; 3]>> {
+    let mut r = tress_formats::tcache::TcacheReader::open(path).unwrap();
+    let p = r.frame(i).unwrap();
+    let mut out = Vec::new();
+    let mut at = 0;
+    for &c in &r.header.rest.counts {
+        out.push(p[at..at + c as usize].to_vec());
+        at += c as usize;
+    }
+    out
+}
+
+fn strand_length(s: &[[f32; 3]]) -> f64 {
+    s.windows(2)
+        .map(|w| {
+            let d = [w[1][0] - w[0][0], w[1][1] - w[0][1], w[1][2] - w[0][2]];
+            ((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) as f64).sqrt()
+        })
+        .sum()
+}
+
+/// examples/drape.toml end to end (six frames, with a quickly trained network where the
+/// example expects drape_small): the drape stage drapes every frame, the row `drape` keeps
+/// every root where the simulation pins it on the moving head and the strands' lengths, the
+/// report scores it; the stage split in two chunks, one of them on one thread, drapes the same
+/// frames bit for bit; a missing model is a clear error.
+#[test]
+fn the_drape_example_runs_end_to_end() {
+    let dir = common::temp_dir("pipeline-drape");
+    let examples = dir.join("examples");
+    std::fs::create_dir_all(&examples).unwrap();
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    let example =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/drape.toml")).unwrap();
+    let job = examples.join("drape.toml");
+    std::fs::write(&job, &example).unwrap();
+    // No model yet: the drape stage says which and how to make one.
+    let o = common::tress(&["run", job.to_str().unwrap(), "--only", "prepare", "drape"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = common::stderr(&o);
+    assert!(
+        e.contains("drape.model") && e.contains("drape_small.tnn") && e.contains("train drape"),
+        "{e}"
+    );
+    let cfg = dir.join("tiny.toml");
+    std::fs::write(
+        &cfg,
+        "[net]\ntexture = 8\npoints = 8\n[[groom]]\nname = \"wavy\"\ngroom = \"wavy\"\nstrands = 150\n\
+         [autoencoder]\nsteps = 20\n[train]\nsteps = 20\nbatch = 1\nvalidate_every = 0\nvalidation_poses = 1\n",
+    )
+    .unwrap();
+    let model = dir.join("out/drape_small.tnn");
+    common::tress_ok(&[
+        "train",
+        "drape",
+        "--config",
+        cfg.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+        "--json",
+    ]);
+    let report = run(&["run", job.to_str().unwrap(), "--frames", "1001-1006", "--json"]);
+    let st = statuses(&report);
+    assert_eq!(st.get("drape").map(String::as_str), Some("ran"), "{st:?}");
+    let out = dir.join("out/drape");
+    let drape = out.join("drape/drape.1001-1006.tcache");
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(out.join("drape/drape.1001-1006.json")).unwrap()).unwrap();
+    assert_eq!(summary["per_frame"].as_array().unwrap().len(), 6, "{summary}");
+    assert_eq!(summary["texture"], 8);
+    // The row: roots where the simulation pins them, lengths kept, against the ground truth.
+    let (row, gt) = (out.join("parts/drape.1001-1006.tcache"), out.join("gt.tcache"));
+    for i in [0, 5] {
+        let (a, b) = (cache_strands(&row, i), cache_strands(&gt, i));
+        assert_eq!(a.len(), 2000);
+        let mut worst_root = 0.0f32;
+        let mut length_error = 0.0f64;
+        for (s, g) in a.iter().zip(&b) {
+            let d = (0..3).map(|k| (s[0][k] - g[0][k]).powi(2)).sum::<f32>().sqrt();
+            worst_root = worst_root.max(d);
+            length_error += (strand_length(s) / strand_length(g) - 1.0).abs() / a.len() as f64;
+        }
+        assert!(
+            worst_root < 1e-3,
+            "frame {i}: a root {worst_root} cm off the head"
+        );
+        assert!(length_error < 0.01, "frame {i}: mean length error {length_error}");
+    }
+    let metrics: Value = serde_json::from_slice(&std::fs::read(out.join("metrics.json")).unwrap()).unwrap();
+    assert!(
+        metrics["methods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["key"] == "drape"),
+        "{metrics}"
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("quasi-static drape") && md.contains("Quasi-static drape (003), solver `network`"),
+        "{md}"
+    );
+    // Two chunks (the second on one thread) drape the same frames.
+    let job2 = examples.join("chunked.toml");
+    std::fs::write(&job2, example.replace("../out/drape\"", "../out/chunked\"")).unwrap();
+    let j2 = job2.to_str().unwrap();
+    run(&["run", j2, "--frames", "1001-1006", "--only", "prepare", "--json"]);
+    run(&[
+        "run",
+        j2,
+        "--frames",
+        "1001-1006",
+        "--only",
+        "drape",
+        "--chunk",
+        "0/2",
+        "--json",
+    ]);
+    run(&[
+        "run",
+        j2,
+        "--frames",
+        "1001-1006",
+        "--only",
+        "drape",
+        "--chunk",
+        "1/2",
+        "--threads",
+        "1",
+        "--json",
+    ]);
+    let parts = dir.join("out/chunked/drape");
+    let mut chunked = Vec::new();
+    for (name, n) in [("drape.1001-1003.tcache", 3), ("drape.1004-1006.tcache", 3)] {
+        for i in 0..n {
+            chunked.push(cache_strands(&parts.join(name), i));
+        }
+    }
+    for (i, c) in chunked.iter().enumerate() {
+        assert!(*c == cache_strands(&drape, i), "frame {i} differs when chunked");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

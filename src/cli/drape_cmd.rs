@@ -4,35 +4,18 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use burn::backend::{Autodiff, Flex};
-use clap::{Args, ValueEnum};
-use serde::Serialize;
+use clap::Args;
 use serde_json::json;
 
 use super::report::output_file;
 use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::Transform;
-use crate::neural::drape::solve::{AdamOptions, LbfgsOptions, SolveReport, adam, energy_at, lbfgs};
-use crate::neural::drape::train::{DrapeModel, GroomEntry, latent_of};
-use crate::neural::drape::xpbd::{XpbdOptions, xpbd};
+use crate::neural::drape::draper::{DrapeSolver, Draper, DraperSpec};
+use crate::neural::drape::train::GroomEntry;
 use crate::neural::drape::{DrapeMaterial, DrapeMetrics, PoseSet};
 use crate::pipeline::progress::FrameProgress;
 use crate::scene::drape_scene;
-
-/// How the energy is minimized.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DrapeSolver {
-    /// Adam over the vertex positions.
-    Adam,
-    /// L-BFGS with a strong-Wolfe line search over the vertex positions.
-    Lbfgs,
-    /// XPBD: 30 quasi-static steps of constraint projection on the same energy.
-    Xpbd,
-    /// A trained drape network (--model): one decoder pass per pose.
-    Network,
-}
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["groom", "grooms"])))]
@@ -106,21 +89,13 @@ struct Draped {
     head: String,
 }
 
-/// The texture, vertices and material of a run, and the network when there is one.
-struct Setup {
-    texture: usize,
-    points: usize,
-    material: DrapeMaterial,
-    network: Option<DrapeModel<Flex>>,
-}
-
 /// Drapes one groom for every pose and writes its caches.
 fn drape_one(
     a: &DrapeArgs,
     name: &str,
     spec: &str,
     t: &Transform,
-    setup: &Setup,
+    setup: &Draper,
     poses: &PoseSet,
 ) -> Result<Draped> {
     let material = &setup.material;
@@ -152,54 +127,20 @@ fn drape_one(
             ds.head
         );
     }
-    let dev = Default::default();
-    let latent = setup
-        .network
-        .as_ref()
-        .map(|m| latent_of(&m.encoder, subject, &dev));
+    let latent = setup.latent(subject);
     let mut progress = FrameProgress::new(name, poses.pose.len() as u64, a.json);
     let (mut before, mut after, mut per_pose) = (Vec::new(), Vec::new(), Vec::new());
     let mut seconds = 0.0;
     for (k, rot) in poses.pose.iter().enumerate() {
         let (head_pose, posed, collider_poses) = subject.pose(rot);
         let cp = Some((&subject.colliders, collider_poses.as_slice()));
-        let (x, report) = match (a.solver, &setup.network, &latent) {
-            (DrapeSolver::Network, Some(m), Some(latent)) => {
-                let clock = Instant::now();
-                let x = m.drape(latent, subject, rot, &posed);
-                let seconds = clock.elapsed().as_secs_f64();
-                let energy = energy_at::<Flex>(&posed, &x, cp, material, &dev);
-                let report = SolveReport {
-                    iterations: 1,
-                    seconds,
-                    converged: true,
-                    energy,
-                };
-                (x, report)
-            }
-            (DrapeSolver::Adam, ..) => {
-                let o = AdamOptions {
-                    learning_rate: a.learning_rate,
-                    iterations: a.iterations.unwrap_or(3000) as usize,
-                    ..Default::default()
-                };
-                adam::<Autodiff<Flex>>(&posed, cp, material, &o, &dev)
-            }
-            (DrapeSolver::Xpbd, ..) => {
-                let o = XpbdOptions {
-                    iterations: a.iterations.unwrap_or(1000) as usize,
-                    ..Default::default()
-                };
-                xpbd(&posed, cp, material, &o)
-            }
-            _ => {
-                let o = LbfgsOptions {
-                    steps: a.iterations.unwrap_or(100) as usize,
-                    ..Default::default()
-                };
-                lbfgs::<Autodiff<Flex>>(&posed, cp, material, &o, &dev)
-            }
-        };
+        let (x, report) = setup.drape(
+            subject,
+            latent.as_ref(),
+            rot,
+            &posed,
+            (&subject.colliders, &collider_poses),
+        );
         seconds += report.seconds;
         let m0 = DrapeMetrics::of(&posed.x, &posed, cp);
         let m1 = DrapeMetrics::of(&x, &posed, cp);
@@ -272,56 +213,26 @@ fn groom_list(a: &DrapeArgs) -> Result<Vec<(String, String)>> {
 }
 
 /// The network (read and checked against the flags) or the direct solvers' settings.
-fn setup(a: &DrapeArgs) -> Result<Setup> {
-    match (a.solver, &a.model) {
-        (DrapeSolver::Network, None) => {
-            return Err(Error::Invalid(
-                "--solver network needs --model (a .tnn from `tress train drape`)".into(),
-            ));
-        }
-        (DrapeSolver::Network, Some(path)) => {
-            if a.material.is_some() {
-                return Err(Error::Invalid(
-                    "--material: a network drapes with the material it was trained with".into(),
-                ));
-            }
-            let m = DrapeModel::<Flex>::read(path, &Default::default())?;
-            let (texture, points) = (m.config.net.texture, m.config.net.points);
-            for (flag, given, own) in [("--texture", a.texture, texture), ("--points", a.points, points)] {
-                if given.is_some_and(|g| g != own) {
-                    return Err(Error::Invalid(format!(
-                        "{flag} {}: {} was trained with {own}",
-                        given.unwrap_or_default(),
-                        path.display()
-                    )));
-                }
-            }
-            return Ok(Setup {
-                texture,
-                points,
-                material: m.config.material.clone(),
-                network: Some(m),
-            });
-        }
-        (_, Some(_)) => {
-            return Err(Error::Invalid("--model goes with --solver network".into()));
-        }
-        _ => {}
-    }
+fn setup(a: &DrapeArgs) -> Result<Draper> {
     let material = match &a.material {
         Some(path) => {
             let m: DrapeMaterial = crate::presets::parse_file(path)?;
             m.check()
                 .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
-            m
+            Some(m)
         }
-        None => DrapeMaterial::default(),
+        None => None,
     };
-    Ok(Setup {
-        texture: a.texture.unwrap_or(32),
-        points: a.points.unwrap_or(24),
+    let key = |k: &str| format!("--{}", k.replace('_', "-"));
+    Draper::new(&DraperSpec {
+        solver: a.solver,
+        model: a.model.as_deref(),
         material,
-        network: None,
+        texture: a.texture,
+        points: a.points,
+        iterations: a.iterations,
+        learning_rate: a.learning_rate,
+        key: &key,
     })
 }
 
@@ -329,19 +240,7 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
     if !(a.space.scale > 0.0 && a.space.scale.is_finite()) {
         return Err(Error::Invalid("--scale must be positive".into()));
     }
-    if !(a.learning_rate > 0.0 && a.learning_rate.is_finite()) {
-        return Err(Error::Invalid("--learning-rate must be positive".into()));
-    }
     let setup = setup(a)?;
-    if !(4..=256).contains(&setup.texture) || !setup.texture.is_multiple_of(2) {
-        return Err(Error::Invalid(format!(
-            "--texture {}: an even size from 4 to 256",
-            setup.texture
-        )));
-    }
-    if !(2..=64).contains(&setup.points) {
-        return Err(Error::Invalid(format!("--points {}: 2 to 64", setup.points)));
-    }
     super::distinct_outputs(&a.output)?;
     let poses = PoseSet::load(&a.poses)?;
     let t = Transform {

@@ -36,16 +36,21 @@ pub enum Method {
     /// upsample simulated guides).
     #[value(skip)]
     Hairmesh,
+    /// The quasi-static drape of the whole groom for each frame's head pose: its "guides" are
+    /// the draped scalp-texture strands from a job's drape stage (no simulated guides).
+    #[value(skip)]
+    Drape,
 }
 
 impl Method {
-    pub const ALL: [Method; 6] = [
+    pub const ALL: [Method; 7] = [
         Method::Idw,
         Method::Nearest,
         Method::Static,
         Method::Adaptive,
         Method::Neural,
         Method::Hairmesh,
+        Method::Drape,
     ];
 
     pub fn id(self) -> &'static str {
@@ -56,7 +61,14 @@ impl Method {
             Method::Adaptive => "adaptive",
             Method::Neural => "neural",
             Method::Hairmesh => "hairmesh",
+            Method::Drape => "drape",
         }
+    }
+
+    /// Whether the method places the groom from something other than simulated guides (a hair
+    /// mesh, a drape): no guides, no oracle row.
+    pub fn without_guides(self) -> bool {
+        matches!(self, Method::Hairmesh | Method::Drape)
     }
 
     /// Whether the method learns from a training simulation (skinning fit or network training).

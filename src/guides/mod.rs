@@ -54,6 +54,11 @@ pub fn interpolator(
                 "the hairmesh method needs a simulated hair mesh: enable [hairmesh] in a job, or run `tress hairmesh simulate`".into(),
             ));
         }
+        (Method::Drape, _) => {
+            return Err(crate::error::Error::Invalid(
+                "the drape method drapes the groom for each head pose: enable [drape] in a job, or run `tress drape`".into(),
+            ));
+        }
         (m, None) => {
             return Err(crate::error::Error::Invalid(format!(
                 "the {m} method needs a fitted skinning model (`tress skinning fit`, or a job's fit stage)"

@@ -42,12 +42,17 @@ impl Ctx<'_> {
             .collect())
     }
 
-    /// Every file of the upsampled parts covering the whole frame range, in frame order: the
-    /// smallest chunking whose every chunk has a current record.
+    /// Every file of the upsampled parts covering the whole frame range, in frame order.
     pub fn parts(&self) -> Result<Vec<OutputFile>> {
+        self.chunks(Stage::Upsample)
+    }
+
+    /// Every file of a per-frame stage's chunks covering the whole frame range, in frame
+    /// order: the smallest chunking whose every chunk has a current record.
+    pub fn chunks(&self, of: Stage) -> Result<Vec<OutputFile>> {
         let mut by_n: BTreeMap<usize, Vec<(usize, &Record)>> = BTreeMap::new();
         for ((stage, chunk), r) in &self.records {
-            if let (Stage::Upsample, Some((i, n))) = (stage, chunk) {
+            if let (true, Some((i, n))) = (*stage == of, chunk) {
                 by_n.entry(*n).or_default().push((*i, r));
             }
         }
@@ -58,8 +63,14 @@ impl Ctx<'_> {
             }
         }
         Err(Error::Invalid(format!(
-            "{}: the upsampled frames are incomplete: run the upsample stage (every chunk) first",
-            self.out.display()
+            "{}: the {} frames are incomplete: run the {} stage (every chunk) first",
+            self.out.display(),
+            if of == Stage::Upsample {
+                "upsampled"
+            } else {
+                of.name()
+            },
+            of.name()
         )))
     }
 

@@ -43,11 +43,8 @@ pub struct MetricsFile {
 /// coupling (the ground truth's guides are what they are).
 fn oracle_rows(rows: &[MethodRow]) -> Vec<MethodRow> {
     let mut out: Vec<MethodRow> = Vec::new();
-    // The hair mesh has no guides to feed the ground truth's in place of.
-    for r in rows
-        .iter()
-        .filter(|r| r.method != crate::guides::Method::Hairmesh)
-    {
+    // The hair mesh and the drape have no guides to feed the ground truth's in place of.
+    for r in rows.iter().filter(|r| !r.method.without_guides()) {
         if out
             .iter()
             .any(|o| o.method == r.method && o.projection == r.projection)

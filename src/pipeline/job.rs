@@ -213,6 +213,69 @@ impl Default for HairMeshSpec {
     }
 }
 
+/// The quasi-static drape of a job (`[drape]`, 003): the groom draped for every frame's head
+/// pose (relative to the torso) by a trained drape network or a direct minimization of the
+/// drape energy, with the colliders where the frame has them; scored as the row `drape`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DrapeSpec {
+    /// Adds the row `drape` (listing it in `guides.methods` does too, in its place).
+    pub enabled: bool,
+    /// network (a trained model), lbfgs, adam or xpbd.
+    pub solver: crate::neural::drape::draper::DrapeSolver,
+    /// The drape network (`tress train drape`), relative to the job file; `${VAR}` expanded.
+    pub model: Option<String>,
+    /// Adam's steps, L-BFGS's outer steps or XPBD's iterations per step (direct solvers).
+    pub iterations: Option<u64>,
+    /// Adam's first step size (cm).
+    pub learning_rate: f64,
+    /// Scalp texture size and vertices per draped strand (direct solvers: 32 and 24 by
+    /// default; a network's own).
+    pub texture: Option<usize>,
+    pub points: Option<usize>,
+    /// The energy's stiffnesses (`[drape.material]`, direct solvers).
+    pub material: Option<crate::neural::drape::DrapeMaterial>,
+}
+
+impl Default for DrapeSpec {
+    fn default() -> Self {
+        DrapeSpec {
+            enabled: false,
+            solver: crate::neural::drape::draper::DrapeSolver::Network,
+            model: None,
+            iterations: None,
+            learning_rate: 0.05,
+            texture: None,
+            points: None,
+            material: None,
+        }
+    }
+}
+
+impl DrapeSpec {
+    /// The drape's settings, keys named `drape.KEY`.
+    pub fn draper_spec<'a>(
+        &'a self,
+        key: &'a dyn Fn(&str) -> String,
+    ) -> crate::neural::drape::draper::DraperSpec<'a> {
+        crate::neural::drape::draper::DraperSpec {
+            solver: self.solver,
+            model: self.model.as_deref().map(Path::new),
+            material: self.material.clone(),
+            texture: self.texture,
+            points: self.points,
+            iterations: self.iterations,
+            learning_rate: self.learning_rate,
+            key,
+        }
+    }
+}
+
+/// `drape.KEY`, as a job's errors name the drape's settings.
+pub fn drape_key(k: &str) -> String {
+    format!("drape.{k}")
+}
+
 /// One scored row: a method with the collision correction applied to it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MethodRow {
@@ -256,6 +319,7 @@ impl MethodRow {
             Method::Adaptive => "adaptive skinning",
             Method::Neural => "neural interpolation",
             Method::Hairmesh => return format!("hair-mesh simulation{correction}"),
+            Method::Drape => return format!("quasi-static drape{correction}"),
         };
         format!("{guides} guides + {what}{correction}")
     }
@@ -398,6 +462,7 @@ pub struct Job {
     pub neural: NeuralSpec,
     pub neural_config: Option<crate::neural::interp::InterpConfig>,
     pub hairmesh: HairMeshSpec,
+    pub drape: DrapeSpec,
     /// The scored rows of `guides.methods`, parsed.
     pub rows: Vec<MethodRow>,
     /// The training simulation, with its frame range.
@@ -429,6 +494,7 @@ const TOP: &[&str] = &[
     "training",
     "neural",
     "hairmesh",
+    "drape",
     "colliders",
     "outputs",
     "preview",
@@ -616,6 +682,33 @@ impl Job {
                 .check()
                 .map_err(|e| Error::Invalid(format!("{origin}: hairmesh.solver.{e}")))?;
         }
+        // The material table on its own, so its keys are named `drape.material.KEY`.
+        let mut drape_table = get("drape");
+        let drape_material = match &mut drape_table {
+            Value::Table(t) => t.remove("material"),
+            _ => None,
+        };
+        let mut drape: DrapeSpec = section(drape_table, "drape", origin)?;
+        if let Some(v) = drape_material {
+            drape.material = Some(section(v, "drape.material", origin)?);
+        }
+        if let Some(m) = &drape.model {
+            drape.model = Some(dir.join(expand_env(m, origin)?).display().to_string());
+        }
+        if drape.enabled && !rows.iter().any(|r| r.method == Method::Drape) {
+            rows.push(MethodRow {
+                key: "drape".into(),
+                method: Method::Drape,
+                two_way: false,
+                projection: guides.resolve_collisions,
+            });
+        }
+        if rows.iter().any(|r| r.method == Method::Drape) {
+            drape
+                .draper_spec(&drape_key)
+                .check()
+                .map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+        }
         let neural: NeuralSpec = section(get("neural"), "neural", origin)?;
         let neural_config = if rows.iter().any(|r| r.method == Method::Neural) {
             Some(
@@ -721,6 +814,7 @@ impl Job {
             neural,
             neural_config,
             hairmesh,
+            drape,
             rows,
             training,
             colliders,

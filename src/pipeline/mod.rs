@@ -1,9 +1,10 @@
 //! The main job: a job file in; caches, metrics, pictures and a report out. Stages run in order
-//! (prepare → simulate → guides → guide_sim → upsample → write → preview → eval → report),
+//! (prepare → simulate → guides → guide_sim → [two_way, hairmesh, drape] → upsample → write → preview → eval → report),
 //! each recording a content hash of its inputs so re-runs skip what is done and resume after a
 //! crash.
 
 pub mod ctx;
+pub mod drape;
 pub mod evaluate;
 pub mod farm;
 pub mod job;

@@ -258,8 +258,9 @@ fn timings_section(ctx: &Ctx) -> String {
         ctx.job.groom.strands.map(|n| n.to_string()).unwrap_or_else(|| "the groom's".into()),
         rayon::current_num_threads()
     ));
-    md.push_str("| method | guide or mesh simulation (ms) | grouping + assignment (ms) | interpolation (ms) | correction (ms) |\n| --- | --- | --- | --- | --- |\n");
+    md.push_str("| method | guide or mesh simulation, or drape (ms) | grouping + assignment (ms) | interpolation (ms) | correction (ms) |\n| --- | --- | --- | --- | --- |\n");
     let guide_sim = stage_seconds(super::stage::Stage::GuideSim).map(|s| 1000.0 * s / frames);
+    let drape = DrapeSummary::of(ctx);
     for row in &job.rows {
         let Some(&(n, grouping, interp, projection)) = per_row.get(&row.key) else {
             continue;
@@ -270,6 +271,8 @@ fn timings_section(ctx: &Ctx) -> String {
                 stage_seconds(super::stage::Stage::Hairmesh).map(|s| 1000.0 * s / frames),
                 None,
             )
+        } else if row.method == crate::guides::Method::Drape {
+            (drape.as_ref().map(|d| 1000.0 * d.seconds / d.frames), None)
         } else if row.two_way {
             let st: Option<serde_json::Value> =
                 std::fs::read_to_string(ctx.out.join(format!("guides.{}.json", row.stem())))
@@ -318,6 +321,34 @@ fn timings_section(ctx: &Ctx) -> String {
             f("rest_error"),
         ));
     }
+    if let Some(d) = &drape {
+        let pct = |x: f64| 100.0 * x;
+        md.push_str(&format!(
+            "\nQuasi-static drape (003), solver `{}`: {} texture strands of {} vertices ({}² texture), {:.2} ms per frame for the drape itself (the `drape` row's first column). Mean over {} frames, rigidly posed groom → drape: vertices inside the body {:.3} % → {:.3} %, length error {:.3} % → {:.3} %, orientation {:.2}° → {:.2}°, gravity potential {:.1} → {:.1}.{}\n",
+            d.solver,
+            d.strands,
+            d.points,
+            d.texture,
+            1000.0 * d.seconds / d.frames,
+            d.frames,
+            pct(d.posed.intersection_fraction),
+            pct(d.draped.intersection_fraction),
+            pct(d.posed.length_error_mean),
+            pct(d.draped.length_error_mean),
+            d.posed.orientation_error_deg,
+            d.draped.orientation_error_deg,
+            d.posed.gravity_potential,
+            d.draped.gravity_potential,
+            if d.outside > 0 {
+                format!(
+                    " {} frames have the head turned beyond the poses the network was trained on.",
+                    d.outside
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
     if let Ok(text) = std::fs::read_to_string(ctx.out.join("skinning.json"))
         && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
     {
@@ -334,6 +365,62 @@ fn timings_section(ctx: &Ctx) -> String {
         ));
     }
     md
+}
+
+/// The drape stage's figures over all its chunks.
+struct DrapeSummary {
+    solver: String,
+    texture: u64,
+    points: u64,
+    strands: u64,
+    frames: f64,
+    /// The drapes' own time, summed over frames.
+    seconds: f64,
+    posed: crate::neural::drape::DrapeMetrics,
+    draped: crate::neural::drape::DrapeMetrics,
+    /// Frames whose head rotation lies outside the network's training ranges.
+    outside: usize,
+}
+
+impl DrapeSummary {
+    fn of(ctx: &Ctx) -> Option<DrapeSummary> {
+        use crate::neural::drape::DrapeMetrics;
+        let chunks = ctx.chunks(super::stage::Stage::Drape).ok()?;
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        let mut s = DrapeSummary {
+            solver: String::new(),
+            texture: 0,
+            points: 0,
+            strands: 0,
+            frames: 0.0,
+            seconds: 0.0,
+            posed: DrapeMetrics::default(),
+            draped: DrapeMetrics::default(),
+            outside: 0,
+        };
+        for c in chunks.iter().filter(|c| c.path.ends_with(".json")) {
+            let text = std::fs::read_to_string(ctx.out.join(&c.path)).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+            s.solver = v["solver"].as_str().unwrap_or_default().to_string();
+            s.texture = v["texture"].as_u64().unwrap_or(0);
+            s.points = v["points"].as_u64().unwrap_or(0);
+            s.strands = v["strands"].as_u64().unwrap_or(0);
+            for f in v["per_frame"].as_array()? {
+                s.frames += 1.0;
+                s.seconds += f["seconds"].as_f64().unwrap_or(0.0);
+                before.push(serde_json::from_value(f["posed"].clone()).ok()?);
+                after.push(serde_json::from_value(f["draped"].clone()).ok()?);
+                if f["trained_pose"] == false {
+                    s.outside += 1;
+                }
+            }
+        }
+        (s.frames > 0.0).then(|| DrapeSummary {
+            posed: DrapeMetrics::mean(&before),
+            draped: DrapeMetrics::mean(&after),
+            ..s
+        })
+    }
 }
 
 /// `batch.md` in a batch's output folder: one row per item, its method against the ground truth.

@@ -81,6 +81,7 @@ pub fn applies(job: &Job, stage: Stage) -> bool {
         Stage::Train => job.rows.iter().any(|r| r.method == Method::Neural),
         Stage::TwoWay => job.rows.iter().any(|r| r.two_way),
         Stage::Hairmesh => job.rows.iter().any(|r| r.method == Method::Hairmesh),
+        Stage::Drape => job.rows.iter().any(|r| r.method == Method::Drape),
         _ => true,
     }
 }
@@ -99,8 +100,8 @@ pub fn upstream(job: &Job, stage: Stage) -> Vec<Stage> {
         Guides => vec![Prepare],
         GuideSim => vec![Prepare, Guides],
         TwoWay => [Prepare, Guides].into_iter().chain(models).collect(),
-        Hairmesh => vec![Prepare],
-        Upsample => [Prepare, Guides, GuideSim, TwoWay, Hairmesh]
+        Hairmesh | Drape => vec![Prepare],
+        Upsample => [Prepare, Guides, GuideSim, TwoWay, Hairmesh, Drape]
             .into_iter()
             .chain(models)
             .collect(),
@@ -193,6 +194,16 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
             up.extend(motion_files(&j.motion)?);
             (json!({"scene": scene, "hairmesh": j.hairmesh}), up)
         }
+        Stage::Drape => {
+            let range = chunk_frames(j, chunk.unwrap_or((0, 1)));
+            let mut up = prepared(ctx)?;
+            up.extend(motion_files(&j.motion)?);
+            up.extend(external(&[j.drape.model.as_deref()])?);
+            (
+                json!({"scene": scene, "drape": j.drape, "range": [range.0, range.1]}),
+                up,
+            )
+        }
         Stage::Simulate => {
             let mut up = prepared(ctx)?;
             up.extend(motion_files(&j.motion)?);
@@ -234,6 +245,9 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
             }
             if applies(j, Stage::Hairmesh) {
                 up.extend(ctx.record(Stage::Hairmesh)?.outputs.clone());
+            }
+            if applies(j, Stage::Drape) {
+                up.extend(ctx.chunks(Stage::Drape)?);
             }
             up.extend(motion_files(&j.motion)?);
             (
@@ -329,6 +343,7 @@ fn select(job: &Job, opts: &RunOptions) -> Result<Vec<Stage>> {
                     Stage::Fit => "a static or adaptive method",
                     Stage::Train => "the neural method",
                     Stage::Hairmesh => "the hairmesh method ([hairmesh] enabled = true)",
+                    Stage::Drape => "the drape method ([drape] enabled = true)",
                     _ => "a two-way method",
                 }
             )));
@@ -341,7 +356,7 @@ fn select(job: &Job, opts: &RunOptions) -> Result<Vec<Stage>> {
         }
         if let Some(s) = selected.iter().find(|s| !s.chunkable()) {
             return Err(Error::Invalid(format!(
-                "--chunk splits the per-frame stages (upsample); stage {} runs whole: use --only upsample with --chunk",
+                "--chunk splits the per-frame stages (drape, upsample); stage {} runs whole: use --only upsample (or drape) with --chunk",
                 s.name()
             )));
         }
@@ -375,7 +390,7 @@ pub fn plan(job: &Job, opts: &RunOptions) -> Result<Vec<PlannedStage>> {
         let chunk = stage.chunkable().then(|| opts.chunk.unwrap_or((0, 1)));
         let cached = if stage == Stage::Report {
             false
-        } else if stage.chunkable() && opts.chunk.is_none() && ctx.parts().is_ok() {
+        } else if stage.chunkable() && opts.chunk.is_none() && ctx.chunks(stage).is_ok() {
             true
         } else {
             ctx.records.contains_key(&(stage, chunk))
@@ -427,8 +442,8 @@ pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -
     for stage in Stage::ALL.into_iter().filter(|s| selected.contains(s)) {
         let chunk = if stage.chunkable() {
             // A complete earlier chunking satisfies an unchunked run.
-            if opts.chunk.is_none() && ctx.parts().is_ok() {
-                let parts = ctx.parts()?;
+            if opts.chunk.is_none() && ctx.chunks(stage).is_ok() {
+                let parts = ctx.chunks(stage)?;
                 report.stages.push(StageStatus {
                     stage,
                     chunk: None,
@@ -436,7 +451,7 @@ pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -
                     seconds: ctx
                         .records
                         .iter()
-                        .filter(|((s, _), _)| *s == Stage::Upsample)
+                        .filter(|((s, _), _)| *s == stage)
                         .map(|(_, r)| r.seconds)
                         .sum(),
                     outputs: parts.iter().map(|p| p.path.clone()).collect(),
@@ -491,6 +506,7 @@ pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -
             Stage::GuideSim => stages::simulate(&ctx, true)?,
             Stage::TwoWay => stages::two_way(&ctx)?,
             Stage::Hairmesh => stages::hairmesh(&ctx)?,
+            Stage::Drape => super::drape::drape(&ctx, chunk.expect("chunked"))?,
             Stage::Upsample => stages::upsample(&ctx, chunk.expect("chunked"))?,
             Stage::Write => stages::write(&ctx)?,
             Stage::Preview => super::preview::preview(&ctx)?,

@@ -36,6 +36,9 @@ pub enum Stage {
     TwoWay,
     /// The hair mesh built around the groom and simulated (jobs with the hairmesh method).
     Hairmesh,
+    /// The groom's quasi-static drape for each frame's head pose (jobs with the drape method;
+    /// per chunk of frames).
+    Drape,
     /// The whole groom from the guides, every method (per chunk of frames).
     Upsample,
     /// Alembic / tcache / PLY outputs.
@@ -49,7 +52,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 14] = [
+    pub const ALL: [Stage; 15] = [
         Stage::Prepare,
         Stage::TrainSim,
         Stage::Simulate,
@@ -59,6 +62,7 @@ impl Stage {
         Stage::GuideSim,
         Stage::TwoWay,
         Stage::Hairmesh,
+        Stage::Drape,
         Stage::Upsample,
         Stage::Write,
         Stage::Preview,
@@ -77,6 +81,7 @@ impl Stage {
             Stage::GuideSim => "guide_sim",
             Stage::TwoWay => "two_way",
             Stage::Hairmesh => "hairmesh",
+            Stage::Drape => "drape",
             Stage::Upsample => "upsample",
             Stage::Write => "write",
             Stage::Preview => "preview",
@@ -87,7 +92,7 @@ impl Stage {
 
     /// Stages whose work splits by frame ranges (`--chunk i/n`).
     pub fn chunkable(self) -> bool {
-        self == Stage::Upsample
+        matches!(self, Stage::Drape | Stage::Upsample)
     }
 }
 

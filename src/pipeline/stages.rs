@@ -346,6 +346,13 @@ pub fn interpolator(
         let mesh = crate::hairmesh::HairMesh::read(&ctx.out.join("hairmesh/mesh.obj"))?;
         return Ok(Box::new(crate::hairmesh::HairMeshInterpolator::new(mesh, groom)?));
     }
+    if row.method == crate::guides::Method::Drape {
+        // The texture the drape stage draped: the network's own, or the job's sizes.
+        let d = crate::neural::drape::draper::Draper::new(&job.drape.draper_spec(&super::job::drape_key))?;
+        return Ok(Box::new(crate::neural::drape::interp::DrapeInterpolator::new(
+            groom, d.texture, d.points,
+        )?));
+    }
     if row.method == crate::guides::Method::Neural {
         let path = ctx.out.join("model.tnn");
         let n = crate::neural::interp::NeuralInterpolator::<crate::neural::interp::apply::Cpu>::load(
@@ -509,15 +516,19 @@ pub fn hairmesh(ctx: &Ctx) -> Result<Vec<String>> {
     ])
 }
 
-/// The guide cache a row's upsampling reads.
-fn guide_cache(row: &MethodRow) -> String {
-    if row.method == crate::guides::Method::Hairmesh {
-        "hairmesh.tcache".into()
-    } else if row.two_way {
-        format!("guides.{}.tcache", row.stem())
-    } else {
-        "guides.tcache".into()
-    }
+/// The guide caches a row's upsampling reads, in frame order.
+fn guide_caches(ctx: &Ctx, row: &MethodRow) -> Result<Vec<String>> {
+    Ok(match row.method {
+        crate::guides::Method::Hairmesh => vec!["hairmesh.tcache".into()],
+        crate::guides::Method::Drape => ctx
+            .chunks(super::stage::Stage::Drape)?
+            .into_iter()
+            .map(|f| f.path)
+            .filter(|p| p.ends_with(".tcache"))
+            .collect(),
+        _ if row.two_way => vec![format!("guides.{}.tcache", row.stem())],
+        _ => vec!["guides.tcache".into()],
+    })
 }
 
 /// What one row's upsampling of a chunk cost (`parts/times.A-B.json`).
@@ -593,24 +604,26 @@ pub fn upsample(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
         let name = format!("parts/{}.{a}-{b}.tcache", row.stem());
         let part = create_sink(&ctx.out.join(&name), &info, a as f64, &SinkOptions::default())?;
         let mut up = upsampler(ctx, &groom, &guides, row, vec![part])?;
-        let mut r = TcacheReader::open(ctx.out.join(guide_cache(row)))?;
         let mut progress = super::progress::FrameProgress::new(
             &format!("upsample {}", row.key),
             (b - a + 1).max(0) as u64,
             ctx.quiet,
         );
-        for i in 0..r.len() {
-            let frame = r.frames[i].frame;
-            if frame > b as f64 {
-                break;
-            }
-            if (a as f64..=b as f64).contains(&frame) {
-                let p = r.frame(i)?;
-                up.write(frame, &p, Some(r.pose(i)?))?;
-                progress.tick(frame);
-            } else if up.stateful() {
-                let p = r.frame(i)?;
-                up.upsample(frame, &p, &r.pose(i)?.into())?;
+        'caches: for cache in guide_caches(ctx, row)? {
+            let mut r = TcacheReader::open(ctx.out.join(cache))?;
+            for i in 0..r.len() {
+                let frame = r.frames[i].frame;
+                if frame > b as f64 {
+                    break 'caches;
+                }
+                if (a as f64..=b as f64).contains(&frame) {
+                    let p = r.frame(i)?;
+                    up.write(frame, &p, Some(r.pose(i)?))?;
+                    progress.tick(frame);
+                } else if up.stateful() {
+                    let p = r.frame(i)?;
+                    up.upsample(frame, &p, &r.pose(i)?.into())?;
+                }
             }
         }
         progress.finish();

@@ -7,12 +7,16 @@
 //! - [`solve`]: the direct-minimization baselines with Adam and L-BFGS (003 §4.2);
 //! - [`xpbd`]: the XPBD baseline on the same energy (003 §4.2);
 //! - [`model`]: the groom autoencoder and the deformation decoder (003 §3.2, §3.4), and
-//!   [`train`]: the decoder's physics loss (its training loop and `tress train drape` are to come);
+//!   [`train`]: their training by the drape energy (`tress train drape`) and model files;
+//! - [`draper`]: one drape by any solver (network, Adam, L-BFGS, XPBD), for `tress drape` and
+//!   the job's drape stage; [`interp`]: the drape behind the upsampling seam (the row `drape`);
 //! - this module: the groom on its scalp texture (003 §3.1: one strand of N vertices per texel of
 //!   a T × T root-UV map, empty texels masked; the uv grid of [`crate::neural::grid`]) and the
 //!   metrics of 003 Table 1.
 
+pub mod draper;
 pub mod energy;
+pub mod interp;
 pub mod model;
 pub mod pose;
 pub mod solve;
@@ -75,15 +79,21 @@ impl DrapeGroom {
     /// (the uv grid's transfer), then moves with the head.
     pub fn to_groom(&self, drape: &[Vec3], head: &Pose, groom_points: usize) -> Vec<Vec3> {
         let inv = head.inverse();
+        let local: Vec<Vec3> = drape.iter().map(|p| inv.apply_f32(*p)).collect();
+        let mut out = vec![Vec3::ZERO; groom_points];
+        self.scatter(&local, &mut out);
+        out.iter().map(|p| head.apply_f32(*p)).collect()
+    }
+
+    /// The groom's strands (`out`, every point, head frame) from a drape of the texture's
+    /// strands in the head's frame (`cells × points`).
+    pub fn scatter(&self, drape: &[Vec3], out: &mut [Vec3]) {
         let mut frame = self.grid.rest.clone();
         for (k, &c) in self.cells.iter().enumerate() {
-            for i in 0..self.points {
-                frame[c * self.points + i] = inv.apply_f32(drape[k * self.points + i]);
-            }
+            frame[c * self.points..(c + 1) * self.points]
+                .copy_from_slice(&drape[k * self.points..(k + 1) * self.points]);
         }
-        let mut out = vec![Vec3::ZERO; groom_points];
-        self.grid.scatter(&frame, &mut out);
-        out.iter().map(|p| head.apply_f32(*p)).collect()
+        self.grid.scatter(&frame, out);
     }
 }
 
@@ -147,6 +157,11 @@ impl DrapeSubject {
     pub fn pose(&self, rotation: &HeadRotation) -> (Pose, Posed, Vec<Pose>) {
         let head = rotation.pose(self.pivot);
         (head, self.rest.moved(&head), self.colliders.poses_with_head(head))
+    }
+
+    /// The groom rigidly moved by the head's pose `head` (head frame → world).
+    pub fn posed(&self, head: &Pose) -> Posed {
+        self.rest.moved(head)
     }
 }
 

@@ -34,6 +34,18 @@ impl HeadRotation {
             * DQuat::from_rotation_z(-self.roll.to_radians())
     }
 
+    /// The rotation `q` (head frame, as [`HeadRotation::rotation`] builds it) as yaw, pitch and
+    /// roll.
+    pub fn from_rotation(name: &str, q: DQuat) -> HeadRotation {
+        let (yaw, pitch, z) = q.to_euler(glam::EulerRot::YXZ);
+        HeadRotation {
+            name: name.to_string(),
+            yaw: yaw.to_degrees(),
+            pitch: pitch.to_degrees(),
+            roll: -z.to_degrees(),
+        }
+    }
+
     /// The head's pose for this rotation about `pivot`.
     pub fn pose(&self, pivot: Vec3) -> Pose {
         let r = self.rotation();
@@ -82,4 +94,40 @@ impl PoseSet {
 /// head's rest frame.
 pub fn neck_pivot(head: &HeadShape, body: &BodyParams) -> Vec3 {
     crate::collide::body::head_center(head) + Vec3::new(0.0, body.neck_top, body.neck_forward)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Yaw, pitch and roll read back from the rotation they build (within ±90°, ±60°, ±45°,
+    /// where the YXZ angles are unique), and the rotation turns the face as documented.
+    #[test]
+    fn rotations_read_back_as_their_angles() {
+        for (yaw, pitch, roll) in [
+            (0.0, 0.0, 0.0),
+            (30.0, -20.0, 10.0),
+            (-85.0, 55.0, -40.0),
+            (12.5, 3.0, 44.0),
+        ] {
+            let r = HeadRotation {
+                name: "r".into(),
+                yaw,
+                pitch,
+                roll,
+            };
+            let back = HeadRotation::from_rotation("r", r.rotation());
+            for (a, b) in [(back.yaw, yaw), (back.pitch, pitch), (back.roll, roll)] {
+                assert!((a - b).abs() < 1e-9, "{back:?} from {r:?}");
+            }
+        }
+        // Yaw +90°: the face (+Z) turns to the head's left (+X).
+        let face = HeadRotation {
+            yaw: 90.0,
+            ..Default::default()
+        }
+        .rotation()
+            * glam::DVec3::Z;
+        assert!((face - glam::DVec3::X).length() < 1e-12, "{face}");
+    }
 }

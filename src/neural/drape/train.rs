@@ -122,6 +122,12 @@ impl Default for PoseRanges {
 }
 
 impl PoseRanges {
+    /// Whether a rotation lies within the ranges.
+    pub fn contains(&self, r: &super::HeadRotation) -> bool {
+        let v = [r.yaw, r.pitch, r.roll];
+        self.clamp(v) == v
+    }
+
     fn draw(&self, rng: &mut impl Rng) -> [f64; 3] {
         let mut u = |r: [f64; 2]| r[0] + (r[1] - r[0]) * rng.random::<f64>();
         [u(self.yaw), u(self.pitch), u(self.roll)]
@@ -207,7 +213,6 @@ pub struct DrapeTrainConfig {
 }
 
 impl DrapeTrainConfig {
-    /// A built-in config by name or a TOML file (checked).
     /// A built-in config by name or a TOML file (checked), its grooms' and heads' `${VAR}`s
     /// expanded and their relative paths taken from the file's folder.
     pub fn load(name_or_path: &str) -> Result<DrapeTrainConfig> {

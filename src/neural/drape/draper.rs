@@ -1,0 +1,242 @@
+//! One drape of a posed groom, whichever way it is found: the direct minimizations of the drape
+//! energy (Adam, L-BFGS), XPBD on the same energy (003 §4.2's baselines), or one pass of a
+//! trained drape network (003 §3.4). `tress drape` and the job's `drape` stage both drape
+//! through a [`Draper`].
+
+use std::path::Path;
+use std::time::Instant;
+
+use burn::backend::{Autodiff, Flex};
+use burn::tensor::Tensor;
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+use super::solve::{AdamOptions, LbfgsOptions, SolveReport, adam, energy_at, lbfgs};
+use super::train::{DrapeModel, latent_of};
+use super::xpbd::{XpbdOptions, xpbd};
+use super::{DrapeMaterial, DrapeSubject, HeadRotation, Posed};
+use crate::collide::Colliders;
+use crate::error::{Error, Result};
+use crate::motion::Pose;
+
+/// How the energy is minimized.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum DrapeSolver {
+    /// Adam over the vertex positions.
+    Adam,
+    /// L-BFGS with a strong-Wolfe line search over the vertex positions.
+    #[default]
+    Lbfgs,
+    /// XPBD: 30 quasi-static steps of constraint projection on the same energy.
+    Xpbd,
+    /// A trained drape network (a model file): one decoder pass per pose.
+    Network,
+}
+
+/// What a [`Draper`] is made from; the keys name the settings in errors (`--material` for the
+/// command, `drape.material` in a job).
+pub struct DraperSpec<'a> {
+    pub solver: DrapeSolver,
+    pub model: Option<&'a Path>,
+    /// The energy's material (direct solvers; a network keeps the one it was trained with).
+    pub material: Option<DrapeMaterial>,
+    pub texture: Option<usize>,
+    pub points: Option<usize>,
+    /// Adam's steps, L-BFGS's outer steps or XPBD's iterations per step.
+    pub iterations: Option<u64>,
+    /// Adam's first step size (cm).
+    pub learning_rate: f64,
+    /// How a setting is named to the user: `key("material")`.
+    pub key: &'a dyn Fn(&str) -> String,
+}
+
+/// A solver ready to drape: its texture and strand sizes, its material, and its network.
+pub struct Draper {
+    pub solver: DrapeSolver,
+    pub texture: usize,
+    pub points: usize,
+    pub material: DrapeMaterial,
+    pub network: Option<DrapeModel<Flex>>,
+    iterations: Option<u64>,
+    learning_rate: f64,
+}
+
+impl DraperSpec<'_> {
+    /// Everything that can be checked without reading the model: the solver with or without a
+    /// model and a material, the step size, the sizes given.
+    pub fn check(&self) -> Result<()> {
+        let key = self.key;
+        if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
+            return Err(Error::Invalid(format!(
+                "{} must be positive",
+                key("learning_rate")
+            )));
+        }
+        match (self.solver, self.model) {
+            (DrapeSolver::Network, None) => {
+                return Err(Error::Invalid(format!(
+                    "the network solver needs {} (a .tnn from `tress train drape`)",
+                    key("model")
+                )));
+            }
+            (DrapeSolver::Network, Some(_)) if self.material.is_some() => {
+                return Err(Error::Invalid(format!(
+                    "{}: a network drapes with the material it was trained with",
+                    key("material")
+                )));
+            }
+            (DrapeSolver::Network, Some(_)) => {}
+            (_, Some(_)) => {
+                return Err(Error::Invalid(format!(
+                    "{} goes with the network solver",
+                    key("model")
+                )));
+            }
+            (_, None) => {
+                if let Some(m) = &self.material {
+                    m.check()
+                        .map_err(|e| Error::Invalid(format!("{}: {e}", key("material"))))?;
+                }
+            }
+        }
+        if let Some(t) = self.texture {
+            check_sizes(t, self.points.unwrap_or(24), key)?;
+        }
+        if let Some(p) = self.points {
+            check_sizes(self.texture.unwrap_or(32), p, key)?;
+        }
+        Ok(())
+    }
+}
+
+fn check_sizes(texture: usize, points: usize, key: &dyn Fn(&str) -> String) -> Result<()> {
+    if !(4..=256).contains(&texture) || !texture.is_multiple_of(2) {
+        return Err(Error::Invalid(format!(
+            "{} {texture}: an even size from 4 to 256",
+            key("texture")
+        )));
+    }
+    if !(2..=64).contains(&points) {
+        return Err(Error::Invalid(format!("{} {points}: 2 to 64", key("points"))));
+    }
+    Ok(())
+}
+
+impl Draper {
+    /// Reads the network (checked against the other settings) or takes the direct solvers'
+    /// settings (texture 32, 24 vertices by default).
+    pub fn new(s: &DraperSpec) -> Result<Draper> {
+        s.check()?;
+        let key = s.key;
+        let (texture, points, material, network) = match s.model {
+            Some(path) => {
+                if !path.is_file() {
+                    return Err(Error::Invalid(format!(
+                        "{}: {} is not there: train one with `tress train drape --config drape_small -o {}`",
+                        key("model"),
+                        path.display(),
+                        path.display()
+                    )));
+                }
+                let m = DrapeModel::<Flex>::read(path, &Default::default())?;
+                let (texture, points) = (m.config.net.texture, m.config.net.points);
+                for (k, given, own) in [("texture", s.texture, texture), ("points", s.points, points)] {
+                    if let Some(g) = given.filter(|g| *g != own) {
+                        return Err(Error::Invalid(format!(
+                            "{} {g}: {} was trained with {own}",
+                            key(k),
+                            path.display()
+                        )));
+                    }
+                }
+                (texture, points, m.config.material.clone(), Some(m))
+            }
+            None => (
+                s.texture.unwrap_or(32),
+                s.points.unwrap_or(24),
+                s.material.clone().unwrap_or_default(),
+                None,
+            ),
+        };
+        check_sizes(texture, points, key)?;
+        Ok(Draper {
+            solver: s.solver,
+            texture,
+            points,
+            material,
+            network,
+            iterations: s.iterations,
+            learning_rate: s.learning_rate,
+        })
+    }
+
+    /// Whether a head rotation lies within the poses the network was trained on (always, for
+    /// the direct solvers).
+    pub fn trained_for(&self, rotation: &HeadRotation) -> bool {
+        self.network
+            .as_ref()
+            .is_none_or(|m| m.config.poses.contains(rotation))
+    }
+
+    /// The groom code of a subject (the network's encoder; `None` for the direct solvers).
+    pub fn latent(&self, subject: &DrapeSubject) -> Option<Tensor<Flex, 2>> {
+        self.network
+            .as_ref()
+            .map(|m| latent_of(&m.encoder, subject, &Default::default()))
+    }
+
+    /// The drape of `posed` (the subject's groom rigidly moved by the head, world space) with
+    /// the colliders at `poses`; `rotation` is the head's rotation relative to the torso (the
+    /// network's input) and `latent` the subject's [`Draper::latent`].
+    pub fn drape(
+        &self,
+        subject: &DrapeSubject,
+        latent: Option<&Tensor<Flex, 2>>,
+        rotation: &HeadRotation,
+        posed: &Posed,
+        colliders: (&Colliders, &[Pose]),
+    ) -> (Vec<Vec3>, SolveReport) {
+        let dev = Default::default();
+        let cp = Some(colliders);
+        let material = &self.material;
+        match (self.solver, &self.network, latent) {
+            (DrapeSolver::Network, Some(m), Some(latent)) => {
+                let clock = Instant::now();
+                let x = m.drape(latent, subject, rotation, posed);
+                let seconds = clock.elapsed().as_secs_f64();
+                let energy = energy_at::<Flex>(posed, &x, cp, material, &dev);
+                let report = SolveReport {
+                    iterations: 1,
+                    seconds,
+                    converged: true,
+                    energy,
+                };
+                (x, report)
+            }
+            (DrapeSolver::Network, ..) => panic!("a network drape needs the network and the groom's code"),
+            (DrapeSolver::Adam, ..) => {
+                let o = AdamOptions {
+                    learning_rate: self.learning_rate,
+                    iterations: self.iterations.unwrap_or(3000) as usize,
+                    ..Default::default()
+                };
+                adam::<Autodiff<Flex>>(posed, cp, material, &o, &dev)
+            }
+            (DrapeSolver::Xpbd, ..) => {
+                let o = XpbdOptions {
+                    iterations: self.iterations.unwrap_or(1000) as usize,
+                    ..Default::default()
+                };
+                xpbd(posed, cp, material, &o)
+            }
+            (DrapeSolver::Lbfgs, ..) => {
+                let o = LbfgsOptions {
+                    steps: self.iterations.unwrap_or(100) as usize,
+                    ..Default::default()
+                };
+                lbfgs::<Autodiff<Flex>>(posed, cp, material, &o, &dev)
+            }
+        }
+    }
+}
