@@ -350,3 +350,95 @@ fn bad_network_inputs_are_clear_errors() {
     assert!(msg.contains("net.texture"), "{msg}");
     assert!(!dir.join("m.tnn").exists());
 }
+
+/// A drape training stopped after 6 of 10 decoder steps (between checkpoints) and resumed from
+/// its checkpoint ends with the same encoder and decoder bytes, validation history and best step
+/// as an uninterrupted run; a checkpoint of another config is refused.
+#[test]
+fn a_resumed_drape_training_equals_an_uninterrupted_one() {
+    use burn::backend::{Autodiff, Flex};
+    use tress::neural::drape::train::{DrapeTrainConfig, train};
+    use tress::neural::file::module_to_bytes;
+    let dir = common::temp_dir("drape_resume");
+    let text = r#"[net]
+texture = 8
+points = 6
+[[groom]]
+name = "wavy"
+groom = "wavy"
+strands = 120
+[[groom]]
+name = "curly"
+groom = "curly"
+strands = 120
+held_out = true
+[autoencoder]
+steps = 5
+[train]
+steps = 10
+batch = 1
+validate_every = 4
+validation_poses = 1
+checkpoint_every = 4
+"#;
+    let path = dir.join("tiny.toml");
+    std::fs::write(&path, text).unwrap();
+    let cfg = DrapeTrainConfig::load(path.to_str().unwrap()).unwrap();
+    let subjects: Vec<_> = cfg
+        .grooms
+        .iter()
+        .map(|g| {
+            tress::scene::drape_scene(g, &Default::default(), 0.2, 8, 6, &cfg.material)
+                .unwrap()
+                .subject
+        })
+        .collect();
+    let dev = Default::default();
+    let run = |ckpt: &std::path::Path, resume: bool, stop: usize, cfg: &DrapeTrainConfig| {
+        train::<Autodiff<Flex>>(cfg, &subjects, &dev, Some((ckpt, resume)), &mut |r| {
+            r.stage != "decoder" || r.step < stop
+        })
+    };
+    let (a_ck, b_ck) = (dir.join("a.ckpt"), dir.join("b.ckpt"));
+    let a = run(&a_ck, false, usize::MAX, &cfg).unwrap();
+    let b1 = run(&b_ck, false, 6, &cfg).unwrap();
+    assert_eq!(b1.summary["steps"], 6);
+    assert_eq!(b1.summary["stopped_early"], true);
+    assert!(b_ck.exists(), "an interrupted run leaves its checkpoint");
+    let mut other = cfg.clone();
+    other.train.lr *= 2.0;
+    let e = run(&b_ck, true, usize::MAX, &other)
+        .err()
+        .expect("another config is refused");
+    assert!(e.to_string().contains("another training config"), "{e}");
+    let b = run(&b_ck, true, usize::MAX, &cfg).unwrap();
+    assert_eq!(b.summary["steps"], 10);
+    assert_eq!(module_to_bytes(&a.encoder), module_to_bytes(&b.encoder));
+    assert_eq!(module_to_bytes(&a.decoder), module_to_bytes(&b.decoder));
+    // The figures of the steps before the interruption come back from the checkpoint's JSON
+    // header (serde_json's float parsing may be one unit in the last place off).
+    assert!(
+        close(&a.summary["history"], &b.summary["history"]),
+        "{}\n{}",
+        a.summary["history"],
+        b.summary["history"]
+    );
+    assert!(close(&a.summary["before"], &b.summary["before"]));
+    assert_eq!(a.summary["best_step"], b.summary["best_step"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Equal JSON, numbers to 1e-12 relative.
+fn close(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
+        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| close(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| close(v, w)))
+        }
+        _ => a == b,
+    }
+}

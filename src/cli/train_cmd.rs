@@ -47,7 +47,10 @@ pub struct DrapeTrainArgs {
     /// Cell size (cm) of head mesh distance grids.
     #[arg(long, default_value_t = 0.2)]
     pub sdf_cell: f32,
-    /// The model file (.tnn).
+    /// Go on from the checkpoint (`MODEL.ckpt`) of an interrupted run.
+    #[arg(long)]
+    pub resume: bool,
+    /// The model file (.tnn); a checkpoint `MODEL.ckpt` is kept beside it while training.
     #[arg(short, long)]
     pub output: PathBuf,
     /// Print the training summary as JSON on standard output.
@@ -138,17 +141,7 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
         train_set.len(),
         val_set.len()
     ));
-    let ckpt = {
-        let mut p = a.output.clone().into_os_string();
-        p.push(".ckpt");
-        PathBuf::from(p)
-    };
-    if ckpt.exists() && !a.resume {
-        return Err(Error::Invalid(format!(
-            "{} exists (an interrupted run): pass --resume to go on from it, or remove it",
-            ckpt.display()
-        )));
-    }
+    let ckpt = checkpoint_path(&a.output, a.resume)?;
     let dev = burn::backend::flex::FlexDevice;
     let before = validate(
         &crate::neural::interp::train::init_net::<Flex>(&cfg, &dev),
@@ -219,6 +212,21 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
     Ok(())
 }
 
+/// The checkpoint kept beside a model while it trains (`MODEL.ckpt`); one left by an
+/// interrupted run is an error unless the run resumes from it.
+fn checkpoint_path(output: &std::path::Path, resume: bool) -> Result<PathBuf> {
+    let mut p = output.to_path_buf().into_os_string();
+    p.push(".ckpt");
+    let ckpt = PathBuf::from(p);
+    if ckpt.exists() && !resume {
+        return Err(Error::Invalid(format!(
+            "{} exists (an interrupted run): pass --resume to go on from it, or remove it",
+            ckpt.display()
+        )));
+    }
+    Ok(ckpt)
+}
+
 fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
     let mut cfg = DrapeTrainConfig::load(&a.config)?;
     if let Some(s) = a.steps {
@@ -231,6 +239,7 @@ fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
         cfg.train.max_minutes = Some(m);
     }
     let quiet = a.json;
+    let ckpt = checkpoint_path(&a.output, a.resume)?;
     let mut subjects = Vec::new();
     for (i, g) in cfg.grooms.iter().enumerate() {
         let ds = drape_scene(
@@ -288,7 +297,7 @@ fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
         }
         true
     };
-    let trained = train_drape::<Autodiff<Flex>>(&cfg, &subjects, &dev, &mut report)?;
+    let trained = train_drape::<Autodiff<Flex>>(&cfg, &subjects, &dev, Some((&ckpt, a.resume)), &mut report)?;
     let mut summary = trained.summary.clone();
     summary["config"] = json!(a.config);
     summary["threads"] = json!(rayon::current_num_threads());
@@ -297,6 +306,7 @@ fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
         ..trained
     };
     DrapeModel::file(&cfg, &trained).write(&a.output)?;
+    let _ = std::fs::remove_file(&ckpt);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
     } else {

@@ -27,6 +27,7 @@ use burn::grad_clipping::GradientClippingConfig;
 use burn::module::AutodiffModule;
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::prelude::*;
+use burn::record::Recorder;
 use burn::tensor::backend::AutodiffBackend;
 use glam::Vec3;
 use rand::{Rng, SeedableRng};
@@ -38,7 +39,7 @@ use super::{DrapeMetrics, DrapeSubject, HeadRotation};
 use crate::collide::Colliders;
 use crate::error::{Error, Result};
 use crate::motion::Pose;
-use crate::neural::file::{NeuralFile, module_from_bytes, module_to_bytes, seeded_init};
+use crate::neural::file::{NeuralFile, Rec, module_from_bytes, module_to_bytes, seeded_init};
 use crate::presets::keys::expand_env;
 
 /// The network's sizes.
@@ -176,6 +177,9 @@ pub struct DrapeTrainOptions {
     pub validation_poses: usize,
     /// Stop early after this many minutes (the best model so far is kept).
     pub max_minutes: Option<f64>,
+    /// Decoder steps between checkpoints (0: none); a killed training goes on from its last
+    /// one (`tress train drape --resume`).
+    pub checkpoint_every: usize,
 }
 
 impl Default for DrapeTrainOptions {
@@ -191,6 +195,7 @@ impl Default for DrapeTrainOptions {
             validate_every: 100,
             validation_poses: 6,
             max_minutes: None,
+            checkpoint_every: 100,
         }
     }
 }
@@ -439,32 +444,16 @@ fn score<B: Backend>(
     (energy / figures.len().max(1) as f64, DrapeMetrics::mean(&figures))
 }
 
-/// Trains the autoencoder then the deformation decoder on `subjects` (one per config groom, in
-/// config order). `report` is called after every step; returning false stops the training.
-pub fn train<B: AutodiffBackend>(
+/// Stage 1: the groom autoencoder on the training grooms' rest textures; returns the frozen
+/// encoder and the last masked MSE.
+fn train_autoencoder<B: AutodiffBackend>(
     cfg: &DrapeTrainConfig,
     subjects: &[DrapeSubject],
+    training: &[usize],
     dev: &B::Device,
     report: &mut dyn FnMut(&DrapeStep) -> bool,
-) -> Result<TrainedDrape<B::InnerBackend>> {
-    let started = Instant::now();
-    let t = &cfg.train;
-    let net = cfg.net();
-    if subjects.len() != cfg.grooms.len() {
-        return Err(Error::Invalid("one subject per [[groom]]".into()));
-    }
-    for s in subjects {
-        if s.groom.points != net.points || s.groom.grid.spec.n != net.texture {
-            return Err(Error::Invalid(format!(
-                "groom {}: on a {}² texture of {} points, the config wants {}² × {}",
-                s.name, s.groom.grid.spec.n, s.groom.points, net.texture, net.points
-            )));
-        }
-    }
-    let training: Vec<usize> = (0..subjects.len()).filter(|&i| !cfg.grooms[i].held_out).collect();
-    let held: Vec<usize> = (0..subjects.len()).filter(|&i| cfg.grooms[i].held_out).collect();
-
-    // Stage 1: the groom autoencoder on the training grooms' rest textures.
+) -> (GroomEncoder<B::InnerBackend>, f64) {
+    let (t, net) = (&cfg.train, cfg.net());
     let mut encoder = seeded_init(t.seed, 0, dev, || net.init_encoder::<B>(dev));
     let mut groom_decoder: GroomDecoder<B> =
         seeded_init(t.seed + 1, 1000, dev, || net.init_groom_decoder::<B>(dev));
@@ -510,9 +499,140 @@ pub fn train<B: AutodiffBackend>(
             break;
         }
     }
+    (encoder.valid(), ae_loss)
+}
+
+/// Where a decoder training stands (saved in checkpoints).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct DrapeProgress {
+    step: usize,
+    ae_loss: f64,
+    history: Vec<serde_json::Value>,
+    /// Validation energy, step and figures of the best decoder so far.
+    best: Option<(f64, usize, DrapeValidation)>,
+    /// The untrained decoder's validation.
+    first: Option<DrapeValidation>,
+}
+
+/// A training's checkpoint: the frozen encoder, the decoder and its optimizer's state, the
+/// best decoder so far and the progress.
+fn save_checkpoint<B: AutodiffBackend>(
+    path: &Path,
+    cfg: &DrapeTrainConfig,
+    encoder: &GroomEncoder<B::InnerBackend>,
+    decoder: &DeformDecoder<B>,
+    optimizer: Vec<u8>,
+    best: Option<&DeformDecoder<B::InnerBackend>>,
+    progress: &DrapeProgress,
+) -> Result<()> {
+    let mut sections = vec![
+        ("encoder".to_string(), module_to_bytes(encoder)),
+        ("decoder".to_string(), module_to_bytes(decoder)),
+        ("optimizer".to_string(), optimizer),
+    ];
+    if let Some(b) = best {
+        sections.push(("best".into(), module_to_bytes(b)));
+    }
+    NeuralFile {
+        header: serde_json::json!({
+            "kind": "drape-checkpoint",
+            "config": cfg,
+            "progress": progress,
+            "build": crate::build_id(),
+        }),
+        sections,
+    }
+    .write(path)
+}
+
+/// Trains the autoencoder then the deformation decoder on `subjects` (one per config groom, in
+/// config order). `report` is called after every step; returning false stops the training.
+/// With `checkpoint`, the decoder stage's state is saved there every `checkpoint_every` steps
+/// and when stopped; when the file exists and `resume` is set, training goes on from it (the
+/// autoencoder is not trained again) and ends as an uninterrupted run would.
+pub fn train<B: AutodiffBackend>(
+    cfg: &DrapeTrainConfig,
+    subjects: &[DrapeSubject],
+    dev: &B::Device,
+    checkpoint: Option<(&Path, bool)>,
+    report: &mut dyn FnMut(&DrapeStep) -> bool,
+) -> Result<TrainedDrape<B::InnerBackend>> {
+    let started = Instant::now();
+    let t = &cfg.train;
+    let net = cfg.net();
+    if subjects.len() != cfg.grooms.len() {
+        return Err(Error::Invalid("one subject per [[groom]]".into()));
+    }
+    for s in subjects {
+        if s.groom.points != net.points || s.groom.grid.spec.n != net.texture {
+            return Err(Error::Invalid(format!(
+                "groom {}: on a {}² texture of {} points, the config wants {}² × {}",
+                s.name, s.groom.grid.spec.n, s.groom.points, net.texture, net.points
+            )));
+        }
+    }
+    let training: Vec<usize> = (0..subjects.len()).filter(|&i| !cfg.grooms[i].held_out).collect();
+    let held: Vec<usize> = (0..subjects.len()).filter(|&i| cfg.grooms[i].held_out).collect();
+
+    let resumed = match checkpoint {
+        Some((path, true)) if path.exists() => {
+            let f = NeuralFile::read(path)?;
+            let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
+            if f.header["kind"] != "drape-checkpoint" {
+                return Err(bad("not a drape training checkpoint"));
+            }
+            let saved: DrapeTrainConfig = serde_json::from_value(f.header["config"].clone())
+                .map_err(|e| bad(&format!("no training config: {e}")))?;
+            let same = |c: &DrapeTrainConfig| {
+                let mut c = c.clone();
+                c.train.max_minutes = None;
+                c
+            };
+            if same(&saved) != same(cfg) {
+                return Err(bad(
+                    "the checkpoint was made with another training config; remove it or train with that config",
+                ));
+            }
+            let progress: DrapeProgress = serde_json::from_value(f.header["progress"].clone())
+                .map_err(|e| bad(&format!("no progress: {e}")))?;
+            let section = |n: &str| f.section(n).ok_or_else(|| bad(&format!("no {n}")));
+            let inner = Default::default();
+            let encoder = module_from_bytes(
+                net.init_encoder::<B::InnerBackend>(&inner),
+                section("encoder")?,
+                &inner,
+                path,
+            )?;
+            let decoder = module_from_bytes(net.init_deform::<B>(dev), section("decoder")?, dev, path)?;
+            let optimizer = Recorder::<B>::load(&Rec::default(), section("optimizer")?.to_vec(), dev)
+                .map_err(|e| bad(&format!("the optimizer state does not load: {e}")))?;
+            let best = match f.section("best") {
+                Some(b) => Some(module_from_bytes(
+                    net.init_deform::<B::InnerBackend>(&inner),
+                    b,
+                    &inner,
+                    path,
+                )?),
+                None => None,
+            };
+            Some((encoder, decoder, optimizer, best, progress))
+        }
+        _ => None,
+    };
+    let (encoder, ae_loss, ae_steps, resumed) = match resumed {
+        Some((encoder, decoder, optimizer, best, progress)) => (
+            encoder,
+            progress.ae_loss,
+            cfg.autoencoder.steps,
+            Some((decoder, optimizer, best, progress)),
+        ),
+        None => {
+            let (e, l) = train_autoencoder::<B>(cfg, subjects, &training, dev, report);
+            (e, l, cfg.autoencoder.steps, None)
+        }
+    };
     // The per-texel error in cm, for the summary.
     let ae_rmse_cm = ae_loss.max(0.0).sqrt() * UNIT_CM as f64;
-    let encoder = encoder.valid();
     let inner = Default::default();
     let latents_inner: Vec<Tensor<B::InnerBackend, 2>> =
         subjects.iter().map(|s| latent_of(&encoder, s, &inner)).collect();
@@ -522,10 +642,23 @@ pub fn train<B: AutodiffBackend>(
         .collect();
 
     // Stage 2: the deformation decoder with the physics loss.
-    let mut decoder = seeded_init(t.seed + 2, 2000, dev, || net.init_deform::<B>(dev));
     let mut optim = AdamConfig::new()
         .with_grad_clipping(Some(GradientClippingConfig::Norm(1.0)))
         .init::<B, DeformDecoder<B>>();
+    let (mut decoder, mut progress, mut best_decoder) = match resumed {
+        Some((decoder, record, best, progress)) => {
+            optim = optim.load_record(record);
+            (decoder, progress, best)
+        }
+        None => (
+            seeded_init(t.seed + 2, 2000, dev, || net.init_deform::<B>(dev)),
+            DrapeProgress {
+                ae_loss,
+                ..Default::default()
+            },
+            None,
+        ),
+    };
     let mut vrng = rand::rngs::StdRng::seed_from_u64(t.seed ^ 0x005e_ed0f_da7a);
     let val_rot: Vec<HeadRotation> = (0..t.validation_poses.max(1))
         .map(|_| rotation(cfg.poses.draw(&mut vrng)))
@@ -557,12 +690,20 @@ pub fn train<B: AutodiffBackend>(
         train: group_score(d, &val_train, posed_train),
         held_out: (!val_held.is_empty()).then(|| group_score(d, &val_held, posed_held)),
     };
-    let mut best: Option<(f64, usize, DeformDecoder<B::InnerBackend>, DrapeValidation)> = None;
-    let first = run_validation(&decoder.valid());
+    let mut best: Option<(f64, usize, DeformDecoder<B::InnerBackend>, DrapeValidation)> =
+        match (progress.best, best_decoder.take()) {
+            (Some((e, s, v)), Some(d)) => Some((e, s, d, v)),
+            _ => None,
+        };
+    let first = match progress.first {
+        Some(v) => v,
+        None => run_validation(&decoder.valid()),
+    };
+    progress.first = Some(first);
     let frames = t.pose_frames;
-    let mut history = Vec::new();
+    let mut history = std::mem::take(&mut progress.history);
     let mut stopped_early = false;
-    let mut step = 0;
+    let mut step = progress.step;
     while step < t.steps {
         step += 1;
         let clock = Instant::now();
@@ -669,7 +810,25 @@ pub fn train<B: AutodiffBackend>(
             seconds_per_step: clock.elapsed().as_secs_f64(),
             validation,
         });
-        if out_of_time || !go_on {
+        let stopping = out_of_time || !go_on;
+        if let Some((path, _)) = checkpoint
+            && step < t.steps
+            && (stopping || (t.checkpoint_every > 0 && step.is_multiple_of(t.checkpoint_every)))
+        {
+            let optimizer = Rec::default()
+                .record(optim.to_record(), ())
+                .map_err(|e| Error::Runtime(format!("optimizer state: {e}")))?;
+            let state = DrapeProgress {
+                step,
+                ae_loss,
+                history: history.clone(),
+                best: best.as_ref().map(|b| (b.0, b.1, b.3)),
+                first: Some(first),
+            };
+            let best_decoder = best.as_ref().map(|b| &b.2);
+            save_checkpoint::<B>(path, cfg, &encoder, &decoder, optimizer, best_decoder, &state)?;
+        }
+        if stopping {
             stopped_early = step < t.steps;
             if validation.is_none() {
                 let v = run_validation(&decoder.valid());
