@@ -247,16 +247,7 @@ validation_poses = 1
     )
     .unwrap();
     let model = dir.join("tiny.tnn");
-    let o = common::tress_ok(&[
-        "train",
-        "drape",
-        "--config",
-        cfg.to_str().unwrap(),
-        "-o",
-        model.to_str().unwrap(),
-        "--json",
-    ]);
-    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let summary = common::train_drape(&cfg, &model);
     assert_eq!(summary["steps"], 600, "{summary}");
     let drape = |solver: &str, extra: &[&str]| -> (Value, Vec<Vec3>) {
         let out = dir.join(format!("{solver}.tcache"));

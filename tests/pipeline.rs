@@ -721,15 +721,7 @@ fn the_drape_example_runs_end_to_end() {
     )
     .unwrap();
     let model = dir.join("out/drape_small.tnn");
-    common::tress_ok(&[
-        "train",
-        "drape",
-        "--config",
-        cfg.to_str().unwrap(),
-        "-o",
-        model.to_str().unwrap(),
-        "--json",
-    ]);
+    common::train_drape(&cfg, &model);
     let report = run(&["run", job.to_str().unwrap(), "--frames", "1001-1006", "--json"]);
     let st = statuses(&report);
     assert_eq!(st.get("drape").map(String::as_str), Some("ran"), "{st:?}");
@@ -776,30 +768,11 @@ fn the_drape_example_runs_end_to_end() {
     std::fs::write(&job2, example.replace("../out/drape\"", "../out/chunked\"")).unwrap();
     let j2 = job2.to_str().unwrap();
     run(&["run", j2, "--frames", "1001-1006", "--only", "prepare", "--json"]);
-    run(&[
-        "run",
-        j2,
-        "--frames",
-        "1001-1006",
-        "--only",
-        "drape",
-        "--chunk",
-        "0/2",
-        "--json",
-    ]);
-    run(&[
-        "run",
-        j2,
-        "--frames",
-        "1001-1006",
-        "--only",
-        "drape",
-        "--chunk",
-        "1/2",
-        "--threads",
-        "1",
-        "--json",
-    ]);
+    for extra in [&["--chunk", "0/2"][..], &["--chunk", "1/2", "--threads", "1"]] {
+        let mut args = vec!["run", j2, "--frames", "1001-1006", "--only", "drape", "--json"];
+        args.extend_from_slice(extra);
+        run(&args);
+    }
     let parts = dir.join("out/chunked/drape");
     let mut chunked = Vec::new();
     for (name, n) in [("drape.1001-1003.tcache", 3), ("drape.1004-1006.tcache", 3)] {

@@ -32,6 +32,20 @@ pub enum TrainCommand {
     Drape(DrapeTrainArgs),
 }
 
+/// Where a training writes, whether it resumes, how it reports (both trainings).
+#[derive(Debug, Args)]
+pub struct TrainOutput {
+    /// Go on from the checkpoint (`MODEL.ckpt`) of an interrupted run.
+    #[arg(long)]
+    pub resume: bool,
+    /// The model file (.tnn); a checkpoint `MODEL.ckpt` is kept beside it while training.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Print the training summary as JSON on standard output.
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct DrapeTrainArgs {
     /// A training config: a built-in name (drape_small) or a TOML file listing [[groom]]s,
@@ -47,15 +61,8 @@ pub struct DrapeTrainArgs {
     /// Cell size (cm) of head mesh distance grids.
     #[arg(long, default_value_t = 0.2)]
     pub sdf_cell: f32,
-    /// Go on from the checkpoint (`MODEL.ckpt`) of an interrupted run.
-    #[arg(long)]
-    pub resume: bool,
-    /// The model file (.tnn); a checkpoint `MODEL.ckpt` is kept beside it while training.
-    #[arg(short, long)]
-    pub output: PathBuf,
-    /// Print the training summary as JSON on standard output.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: TrainOutput,
 }
 
 #[derive(Debug, Args)]
@@ -82,15 +89,8 @@ pub struct InterpArgs {
     /// Where to train.
     #[arg(long, value_enum, default_value_t = DeviceKind::Cpu)]
     pub device: DeviceKind,
-    /// Go on from the checkpoint (`MODEL.ckpt`) of an interrupted run.
-    #[arg(long)]
-    pub resume: bool,
-    /// The model file (.tnn); a checkpoint `MODEL.ckpt` is kept beside it while training.
-    #[arg(short, long)]
-    pub output: PathBuf,
-    /// Print the training summary as JSON on standard output.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: TrainOutput,
 }
 
 pub fn run(c: &TrainCommand) -> Result<()> {
@@ -113,7 +113,7 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
     }
     .apply(&mut groom);
     let grid = UvGrid::new(&groom, cfg.grid)?;
-    let quiet = a.json;
+    let quiet = a.out.json;
     let say = |m: &str| {
         if !quiet {
             eprintln!("{m}");
@@ -141,7 +141,7 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
         train_set.len(),
         val_set.len()
     ));
-    let ckpt = checkpoint_path(&a.output, a.resume)?;
+    let ckpt = checkpoint_path(&a.out.output, a.out.resume)?;
     let dev = burn::backend::flex::FlexDevice;
     let before = validate(
         &crate::neural::interp::train::init_net::<Flex>(&cfg, &dev),
@@ -175,7 +175,7 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
         &train_set,
         &val_set,
         &dev,
-        Some((&ckpt, a.resume)),
+        Some((&ckpt, a.out.resume)),
         &mut report,
     )?;
     let (best_step, best) = trained.progress.best.unwrap_or_default();
@@ -193,9 +193,9 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
         "device": a.device,
         "threads": rayon::current_num_threads(),
     });
-    model_file(&cfg, &trained.net, summary.clone()).write(&a.output)?;
+    model_file(&cfg, &trained.net, summary.clone()).write(&a.out.output)?;
     let _ = std::fs::remove_file(&ckpt);
-    if a.json {
+    if a.out.json {
         println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
     } else {
         eprintln!(
@@ -208,7 +208,7 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
             100.0 * best.length_error
         );
     }
-    output_file(&a.output);
+    output_file(&a.out.output);
     Ok(())
 }
 
@@ -238,8 +238,8 @@ fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
         }
         cfg.train.max_minutes = Some(m);
     }
-    let quiet = a.json;
-    let ckpt = checkpoint_path(&a.output, a.resume)?;
+    let quiet = a.out.json;
+    let ckpt = checkpoint_path(&a.out.output, a.out.resume)?;
     let mut subjects = Vec::new();
     for (i, g) in cfg.grooms.iter().enumerate() {
         let ds = drape_scene(
@@ -297,7 +297,8 @@ fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
         }
         true
     };
-    let trained = train_drape::<Autodiff<Flex>>(&cfg, &subjects, &dev, Some((&ckpt, a.resume)), &mut report)?;
+    let trained =
+        train_drape::<Autodiff<Flex>>(&cfg, &subjects, &dev, Some((&ckpt, a.out.resume)), &mut report)?;
     let mut summary = trained.summary.clone();
     summary["config"] = json!(a.config);
     summary["threads"] = json!(rayon::current_num_threads());
@@ -305,9 +306,9 @@ fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
         summary: summary.clone(),
         ..trained
     };
-    DrapeModel::file(&cfg, &trained).write(&a.output)?;
+    DrapeModel::file(&cfg, &trained).write(&a.out.output)?;
     let _ = std::fs::remove_file(&ckpt);
-    if a.json {
+    if a.out.json {
         println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
     } else {
         eprintln!(
@@ -316,7 +317,7 @@ fn run_drape(a: &DrapeTrainArgs) -> Result<()> {
             summary["seconds"].as_f64().unwrap_or(0.0),
             summary["best_step"]
         );
-        output_file(&a.output);
+        output_file(&a.out.output);
     }
     Ok(())
 }

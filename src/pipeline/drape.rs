@@ -23,6 +23,28 @@ use crate::groom::Groom;
 use crate::neural::drape::draper::Draper;
 use crate::neural::drape::{DrapeGroom, DrapeMetrics, DrapeSubject, HeadRotation};
 
+/// The texture size and vertices per strand the drape stage draped (from its first chunk's
+/// figures, so the row carries what was draped without reading the model again).
+pub fn draped_texture(ctx: &Ctx) -> Result<(usize, usize)> {
+    let chunks = ctx.chunks(crate::pipeline::Stage::Drape)?;
+    let first = chunks
+        .iter()
+        .find(|f| f.path.ends_with(".json"))
+        .ok_or_else(|| Error::Runtime("the drape stage recorded no figures".into()))?;
+    let path = ctx.out.join(&first.path);
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+    match (v["texture"].as_u64(), v["points"].as_u64()) {
+        (Some(t), Some(p)) => Ok((t as usize, p as usize)),
+        _ => Err(Error::Invalid(format!(
+            "{}: no texture or points",
+            path.display()
+        ))),
+    }
+}
+
 /// Drapes the frames of chunk `chunk`; returns the files written.
 pub fn drape(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
     let job = ctx.job;

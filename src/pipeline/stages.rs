@@ -347,10 +347,9 @@ pub fn interpolator(
         return Ok(Box::new(crate::hairmesh::HairMeshInterpolator::new(mesh, groom)?));
     }
     if row.method == crate::guides::Method::Drape {
-        // The texture the drape stage draped: the network's own, or the job's sizes.
-        let d = crate::neural::drape::draper::Draper::new(&job.drape.draper_spec(&super::job::drape_key))?;
+        let (texture, points) = super::drape::draped_texture(ctx)?;
         return Ok(Box::new(crate::neural::drape::interp::DrapeInterpolator::new(
-            groom, d.texture, d.points,
+            groom, texture, points,
         )?));
     }
     if row.method == crate::guides::Method::Neural {

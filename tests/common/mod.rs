@@ -71,6 +71,20 @@ pub fn tress_ok(args: &[&str]) -> Output {
     o
 }
 
+/// `tress train drape --config CONFIG -o MODEL --json`: the training summary it prints.
+pub fn train_drape(config: &Path, model: &Path) -> serde_json::Value {
+    let o = tress_ok(&[
+        "train",
+        "drape",
+        "--config",
+        config.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+        "--json",
+    ]);
+    serde_json::from_slice(&o.stdout).expect("training summary")
+}
+
 /// A groom file, as tress reads it.
 pub fn read_groom(path: &Path) -> tress::groom::Groom {
     tress::groom::read_groom(path, &Default::default())

@@ -19,6 +19,10 @@ use crate::collide::Colliders;
 use crate::error::{Error, Result};
 use crate::motion::Pose;
 
+/// The direct solvers' texture size and vertices per strand when none are given.
+pub const DEFAULT_TEXTURE: usize = 32;
+pub const DEFAULT_POINTS: usize = 24;
+
 /// How the energy is minimized.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -100,11 +104,12 @@ impl DraperSpec<'_> {
                 }
             }
         }
-        if let Some(t) = self.texture {
-            check_sizes(t, self.points.unwrap_or(24), key)?;
-        }
-        if let Some(p) = self.points {
-            check_sizes(self.texture.unwrap_or(32), p, key)?;
+        if self.texture.is_some() || self.points.is_some() {
+            check_sizes(
+                self.texture.unwrap_or(DEFAULT_TEXTURE),
+                self.points.unwrap_or(DEFAULT_POINTS),
+                key,
+            )?;
         }
         Ok(())
     }
@@ -153,8 +158,8 @@ impl Draper {
                 (texture, points, m.config.material.clone(), Some(m))
             }
             None => (
-                s.texture.unwrap_or(32),
-                s.points.unwrap_or(24),
+                s.texture.unwrap_or(DEFAULT_TEXTURE),
+                s.points.unwrap_or(DEFAULT_POINTS),
                 s.material.clone().unwrap_or_default(),
                 None,
             ),
