@@ -280,9 +280,10 @@ pub fn drape_scene(
     let (head, what) = head_shape(&spec, &scene, transform, sdf_cell)?;
     let body = body_params(entry.body.as_deref(), &head)?;
     let pivot = neck_pivot(&head, &body);
+    let center = crate::collide::body::head_center(&head);
     let colliders = colliders(head, &body, HeadTrack::still(crate::motion::Pose::IDENTITY));
     Ok(DrapeScene {
-        subject: DrapeSubject::new(&entry.name, groom, colliders, pivot, material),
+        subject: DrapeSubject::new(&entry.name, groom, colliders, pivot, material).on_body(center, body),
         scene,
         head: what,
     })

@@ -339,6 +339,33 @@ fn bad_network_inputs_are_clear_errors() {
     assert!(msg.contains("bad.toml") && msg.contains("strandz"), "{msg}");
     let msg = train_with("[net]\ntexture = 12\npoints = 8\n\n[[groom]]\nname = \"a\"\ngroom = \"wavy\"\n");
     assert!(msg.contains("net.texture"), "{msg}");
+    let msg = train_with(
+        "[net]\ntexture = 8\npoints = 8\n\n[[groom]]\nname = \"a\"\ngroom = \"wavy\"\n\n[shape]\nneck_radius = [-9.0, 0.0]\n",
+    );
+    assert!(msg.contains("shape.neck_radius"), "{msg}");
+    // A model file from before body shapes (its decoder takes no shape input) is refused
+    // with a way out, before any weights are read.
+    let old = dir.join("old.tnn");
+    tress::neural::file::NeuralFile {
+        header: serde_json::json!({"kind": "drape"}),
+        sections: Vec::new(),
+    }
+    .write(&old)
+    .unwrap();
+    let e = common::tress(&[
+        "drape",
+        "--groom",
+        "wavy",
+        "--solver",
+        "network",
+        "--model",
+        old.to_str().unwrap(),
+        "-o",
+        o,
+    ]);
+    assert!(!e.status.success());
+    let msg = common::stderr(&e);
+    assert!(msg.contains("old.tnn") && msg.contains("train it again"), "{msg}");
     assert!(!dir.join("m.tnn").exists());
 }
 
@@ -363,6 +390,9 @@ name = "curly"
 groom = "curly"
 strands = 120
 held_out = true
+[shape]
+shoulder_width = [-4.0, 4.0]
+shoulder_height = [-3.0, 3.0]
 [autoencoder]
 steps = 5
 [train]

@@ -2,7 +2,7 @@
 //! grooms in 0.3 s on an RTX A6000), beside the Adam baseline on the same groom and pose in the
 //! same run. The network is freshly initialised at the config's sizes (its cost does not depend on
 //! its weights); the groom is the procedural wavy preset on its cranium. A batch of B grooms is
-//! one decoder pass over B `[latent, pose]` rows, then every groom's posed strands plus its
+//! one decoder pass over B `[latent, shape, pose]` rows, then every groom's posed strands plus its
 //! displacements, read back to the CPU: what a caller gets. The first pass of each size is
 //! reported apart (allocation, warm-up).
 
@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::groom::Transform;
 use crate::neural::drape::HeadRotation;
 use crate::neural::drape::energy::Fixed;
+use crate::neural::drape::model::condition;
 use crate::neural::drape::solve::{AdamOptions, adam};
 use crate::neural::drape::train::{DrapeTrainConfig, GroomEntry, decode, latent_of, row_positions};
 use crate::neural::file::seeded_init;
@@ -80,12 +81,14 @@ pub fn run(config: &str, threads: usize, runs: usize, sizes: &[usize]) -> Result
             yaw: 30.0,
             pitch: 10.0,
             roll: -5.0,
+            ..Default::default()
         };
-        let (_, posed, collider_poses) = subject.pose(&rotation);
-        let fixed = Fixed::<Flex>::new(&posed, &dev);
+        let pose = subject.pose(&rotation)?;
+        let fixed = Fixed::<Flex>::new(&pose.posed, &dev);
+        let conditions = vec![condition(&pose.shape, &rotation); sizes.iter().copied().max().unwrap_or(1)];
         let pass = |b: usize| -> f64 {
             let clock = Instant::now();
-            let tex = decode(&decoder, &vec![latent.clone(); b], &vec![rotation.clone(); b]);
+            let tex = decode(&decoder, &vec![latent.clone(); b], &conditions[..b]);
             let mut total = 0.0f32;
             for r in 0..b {
                 let x = row_positions(
@@ -112,8 +115,13 @@ pub fn run(config: &str, threads: usize, runs: usize, sizes: &[usize]) -> Result
                 ms_per_groom: ms / b as f64,
             });
         }
-        let cp = Some((&subject.colliders, collider_poses.as_slice()));
-        let (_, report) = adam::<Autodiff<Flex>>(&posed, cp, &cfg.material, &AdamOptions::default(), &dev);
+        let (_, report) = adam::<Autodiff<Flex>>(
+            &pose.posed,
+            pose.contact(),
+            &cfg.material,
+            &AdamOptions::default(),
+            &dev,
+        );
         let one = batches
             .iter()
             .find(|b| b.grooms == 1)

@@ -33,8 +33,9 @@ pub struct DrapeArgs {
     pub strands: Option<usize>,
     #[command(flatten)]
     pub head: super::HeadArgs,
-    /// Head rotations relative to the torso: a preset (rest, turns) or a TOML file of
-    /// [[pose]] tables with yaw, pitch and roll in degrees.
+    /// Head rotations relative to the torso: a preset (rest, turns, bodies) or a TOML file of
+    /// [[pose]] tables with yaw, pitch and roll in degrees and an optional change of the body's
+    /// shape (shape = { shoulder_width, shoulder_height, neck_radius } in cm).
     #[arg(long, value_name = "PRESET|FILE", default_value = "turns")]
     pub poses: String,
     /// How the energy is minimized.
@@ -132,18 +133,18 @@ fn drape_one(
     let (mut before, mut after, mut per_pose) = (Vec::new(), Vec::new(), Vec::new());
     let mut seconds = 0.0;
     for (k, rot) in poses.pose.iter().enumerate() {
-        let (head_pose, posed, collider_poses) = subject.pose(rot);
-        let cp = Some((&subject.colliders, collider_poses.as_slice()));
+        let pose = subject.pose(rot)?;
+        let (head_pose, posed, cp) = (pose.head, &pose.posed, pose.contact());
         let (x, report) = setup.drape(
             subject,
             latent.as_ref(),
             rot,
-            &posed,
-            (&subject.colliders, &collider_poses),
+            posed,
+            (&pose.colliders, &pose.poses),
         );
         seconds += report.seconds;
-        let m0 = DrapeMetrics::of(&posed.x, &posed, cp);
-        let m1 = DrapeMetrics::of(&x, &posed, cp);
+        let m0 = DrapeMetrics::of(&posed.x, posed, cp);
+        let m1 = DrapeMetrics::of(&x, posed, cp);
         let points = subject.groom.to_groom(&x, &head_pose, scene.groom.points().len());
         let p: &[[f32; 3]] = bytemuck::cast_slice(&points);
         for s in sinks.iter_mut() {
@@ -151,6 +152,7 @@ fn drape_one(
         }
         per_pose.push(json!({
             "name": rot.name, "yaw": rot.yaw, "pitch": rot.pitch, "roll": rot.roll,
+            "shape": pose.shape, "trained_pose": setup.trained_for(subject, rot),
             "seconds": report.seconds, "iterations": report.iterations,
             "converged": report.converged, "energy": report.energy,
             "posed": m0, "draped": m1,

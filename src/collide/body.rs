@@ -1,6 +1,8 @@
 //! Bodies: the head (the procedural cranium and jaw, or a head mesh's SDF) plus neck and
 //! shoulder capsules with a few shape parameters. Presets live in `presets/bodies/`.
 
+use std::sync::Arc;
+
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +60,104 @@ impl BodyParams {
     }
 }
 
+/// A body's shape as a few numbers (003 §3.4 conditions its drape on the body's shape): how far
+/// (cm) its shoulders' width and height and its neck's radius are from the `default` body's.
+/// Parts a body lacks (no neck, no shoulders) count as zero. Used both as a shape and as a
+/// change of shape (a pose's offsets).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BodyShape {
+    pub shoulder_width: f32,
+    pub shoulder_height: f32,
+    pub neck_radius: f32,
+}
+
+impl BodyShape {
+    /// The names of the numbers, in [`BodyShape::to_array`] order.
+    pub const NAMES: [&'static str; 3] = ["shoulder_width", "shoulder_height", "neck_radius"];
+
+    pub fn to_array(&self) -> [f32; 3] {
+        [self.shoulder_width, self.shoulder_height, self.neck_radius]
+    }
+
+    pub fn from_array(v: [f32; 3]) -> BodyShape {
+        BodyShape {
+            shoulder_width: v[0],
+            shoulder_height: v[1],
+            neck_radius: v[2],
+        }
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.to_array() == [0.0; 3]
+    }
+
+    /// The shape of `body`.
+    pub fn of(body: &BodyParams) -> BodyShape {
+        let d = BodyParams::default();
+        let shoulders = body.shoulder_radius > 0.0;
+        BodyShape {
+            shoulder_width: if shoulders {
+                body.shoulder_width - d.shoulder_width
+            } else {
+                0.0
+            },
+            shoulder_height: if shoulders {
+                body.shoulder_height - d.shoulder_height
+            } else {
+                0.0
+            },
+            neck_radius: if body.neck_radius > 0.0 {
+                body.neck_radius - d.neck_radius
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// This shape kept to the parts `body` has (zero for the others).
+    pub fn on_parts_of(&self, body: &BodyParams) -> BodyShape {
+        let shoulders = body.shoulder_radius > 0.0;
+        BodyShape {
+            shoulder_width: if shoulders { self.shoulder_width } else { 0.0 },
+            shoulder_height: if shoulders { self.shoulder_height } else { 0.0 },
+            neck_radius: if body.neck_radius > 0.0 {
+                self.neck_radius
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// `body` changed by `offsets` (cm added to its shoulders' width and height and its neck's
+    /// radius); an error names an offset for a part the body lacks, or a neck thinner than
+    /// 1 cm, or shoulders narrower than the neck.
+    pub fn offset(body: &BodyParams, offsets: &BodyShape) -> std::result::Result<BodyParams, String> {
+        if *offsets != offsets.on_parts_of(body) {
+            return Err("the body has no neck or shoulders to change (use a body with them)".into());
+        }
+        let mut b = body.clone();
+        b.shoulder_width += offsets.shoulder_width;
+        b.shoulder_height += offsets.shoulder_height;
+        b.neck_radius += offsets.neck_radius;
+        let values = [b.shoulder_width, b.shoulder_height, b.neck_radius];
+        if values.iter().any(|v| !v.is_finite()) {
+            return Err("the shape's offsets must be finite".into());
+        }
+        if body.neck_radius > 0.0 && b.neck_radius < 1.0 {
+            return Err(format!("neck_radius {} cm: at least 1 cm", b.neck_radius));
+        }
+        if body.shoulder_radius > 0.0 && b.shoulder_width < 2.0 * b.neck_radius.max(0.0) {
+            return Err(format!(
+                "shoulder_width {} cm: wider than the neck ({} cm)",
+                b.shoulder_width,
+                2.0 * b.neck_radius
+            ));
+        }
+        Ok(b)
+    }
+}
+
 /// The head's collision shape.
 pub enum HeadShape {
     /// The procedural cranium (an ellipsoid) of a procedural groom's scalp.
@@ -93,7 +193,7 @@ pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) ->
         HeadShape::Procedural(s) => {
             parts.push(Collider {
                 name: "cranium".into(),
-                shape: Box::new(Ellipsoid {
+                shape: Arc::new(Ellipsoid {
                     center: s.center,
                     radii: s.radii,
                 }),
@@ -105,7 +205,7 @@ pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) ->
                 let r = s.radii;
                 parts.push(Collider {
                     name: "jaw".into(),
-                    shape: Box::new(Ellipsoid {
+                    shape: Arc::new(Ellipsoid {
                         center: s.center + Vec3::new(0.0, -0.45 * r.y, 0.25 * r.z),
                         radii: Vec3::new(0.78 * r.x, 0.72 * r.y, 0.75 * r.z),
                     }),
@@ -116,7 +216,7 @@ pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) ->
         }
         HeadShape::Grid(g) => parts.push(Collider {
             name: "head".into(),
-            shape: Box::new(g),
+            shape: Arc::new(g),
             offset: Pose::IDENTITY,
             follows: Follow::Head,
         }),
@@ -124,7 +224,7 @@ pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) ->
             for (i, s) in spheres.into_iter().enumerate() {
                 parts.push(Collider {
                     name: format!("sphere{i}"),
-                    shape: Box::new(s),
+                    shape: Arc::new(s),
                     offset: Pose::IDENTITY,
                     follows: Follow::Head,
                 });
@@ -132,17 +232,30 @@ pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) ->
             for (i, c) in capsules.into_iter().enumerate() {
                 parts.push(Collider {
                     name: format!("capsule{i}"),
-                    shape: Box::new(c),
+                    shape: Arc::new(c),
                     offset: Pose::IDENTITY,
                     follows: Follow::Head,
                 });
             }
         }
     }
+    parts.extend(torso_parts(center, params));
+    Colliders {
+        parts,
+        torso: head_track.translation_only(),
+        head: head_track,
+        props: Vec::new(),
+    }
+}
+
+/// The torso's parts of a body (neck and shoulder capsules, following the torso) under a head
+/// whose centre is `center` ([`head_center`]).
+pub fn torso_parts(center: Vec3, params: &BodyParams) -> Vec<Collider> {
+    let mut parts = Vec::new();
     if params.neck_radius > 0.0 {
         parts.push(Collider {
             name: "neck".into(),
-            shape: Box::new(Capsule {
+            shape: Arc::new(Capsule {
                 a: center + Vec3::new(0.0, params.neck_top, params.neck_forward),
                 b: center + Vec3::new(0.0, params.neck_bottom, params.neck_forward),
                 radius: params.neck_radius,
@@ -156,7 +269,7 @@ pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) ->
         let y = params.shoulder_height;
         parts.push(Collider {
             name: "shoulders".into(),
-            shape: Box::new(Capsule {
+            shape: Arc::new(Capsule {
                 a: center + Vec3::new(-h, y, params.shoulder_forward),
                 b: center + Vec3::new(h, y, params.shoulder_forward),
                 radius: params.shoulder_radius,
@@ -165,12 +278,7 @@ pub fn colliders(head: HeadShape, params: &BodyParams, head_track: HeadTrack) ->
             follows: Follow::Torso,
         });
     }
-    Colliders {
-        parts,
-        torso: head_track.translation_only(),
-        head: head_track,
-        props: Vec::new(),
-    }
+    parts
 }
 
 #[cfg(test)]
@@ -256,5 +364,52 @@ mod tests {
                 "{p}"
             );
         }
+    }
+
+    /// A shape read back from the body it makes; offsets for missing parts and bodies too thin
+    /// are refused; the torso's parts replaced on a copy of the colliders move the shoulders
+    /// and nothing else.
+    #[test]
+    fn body_shapes_change_the_torso_and_read_back() {
+        let base = BodyParams::default();
+        assert!(BodyShape::of(&base).is_zero());
+        let s = BodyShape {
+            shoulder_width: 6.0,
+            shoulder_height: 3.0,
+            neck_radius: -1.0,
+        };
+        let b = BodyShape::offset(&base, &s).unwrap();
+        assert_eq!(
+            (b.shoulder_width, b.shoulder_height, b.neck_radius),
+            (42.0, -22.0, 4.2)
+        );
+        assert_eq!(BodyShape::of(&b), s);
+        let head_only = BodyParams::preset("head_only").unwrap();
+        assert!(BodyShape::of(&head_only).is_zero());
+        assert!(BodyShape::offset(&head_only, &s).is_err());
+        assert!(s.on_parts_of(&head_only).is_zero());
+        let thin = BodyShape {
+            neck_radius: -4.5,
+            ..Default::default()
+        };
+        assert!(
+            BodyShape::offset(&base, &thin)
+                .unwrap_err()
+                .contains("neck_radius")
+        );
+        let c = colliders(
+            HeadShape::Procedural(ScalpShape::default()),
+            &base,
+            HeadTrack::still(Pose::IDENTITY),
+        );
+        let moved = c.with_torso(torso_parts(Vec3::ZERO, &b));
+        assert_eq!(moved.parts.len(), c.parts.len());
+        let (p0, p1) = (c.poses_at(0.0), moved.poses_at(0.0));
+        // The old shoulders' top is now 3 cm inside the raised ones; the cranium is unchanged.
+        let top = Vec3::new(10.0, -25.0 + 6.5, -2.0);
+        assert!(c.query(top, 0.0, &p0).unwrap().distance.abs() < 1e-3);
+        assert!((moved.query(top, 0.0, &p1).unwrap().distance + 3.0).abs() < 1e-3);
+        let crown = Vec3::new(0.0, 12.0, 0.0);
+        assert_eq!(c.query(crown, 0.0, &p0), moved.query(crown, 0.0, &p1));
     }
 }

@@ -12,11 +12,13 @@ pub mod mesh_sdf;
 pub mod shapes;
 pub mod winding;
 
+use std::sync::Arc;
+
 use glam::Vec3;
 
 use crate::motion::{HeadTrack, Pose};
 
-pub use body::{BodyParams, HeadShape};
+pub use body::{BodyParams, BodyShape, HeadShape};
 pub use frame::ColliderFrame;
 pub use grid::SdfGrid;
 pub use shapes::{Capsule, Ellipsoid, Sphere};
@@ -46,16 +48,19 @@ pub enum Follow {
     Prop(usize),
 }
 
-/// A shape placed on a body part.
+/// A shape placed on a body part (shapes are shared: copies of a set of colliders, e.g. one
+/// per body shape of the drape's training, share their distance grids).
+#[derive(Clone)]
 pub struct Collider {
     pub name: String,
-    pub shape: Box<dyn Shape>,
+    pub shape: Arc<dyn Shape>,
     /// Object space → the followed part's space.
     pub offset: Pose,
     pub follows: Follow,
 }
 
 /// The colliders of a scene with the tracks that move them.
+#[derive(Clone)]
 pub struct Colliders {
     pub parts: Vec<Collider>,
     pub head: HeadTrack,
@@ -73,7 +78,7 @@ impl Colliders {
                 .into_iter()
                 .map(|(name, shape)| Collider {
                     name: name.to_string(),
-                    shape,
+                    shape: Arc::from(shape),
                     offset: Pose::IDENTITY,
                     follows: Follow::Head,
                 })
@@ -97,10 +102,19 @@ impl Colliders {
         self.props.push(track);
         self.parts.push(Collider {
             name: name.to_string(),
-            shape,
+            shape: Arc::from(shape),
             offset: Pose::IDENTITY,
             follows: Follow::Prop(self.props.len() - 1),
         });
+    }
+
+    /// These colliders with the torso's parts replaced by `torso` (parts following the torso):
+    /// the same head, props and tracks on another body.
+    pub fn with_torso(&self, torso: Vec<Collider>) -> Colliders {
+        let mut c = self.clone();
+        c.parts.retain(|p| p.follows != Follow::Torso);
+        c.parts.extend(torso);
+        c
     }
 
     /// The world pose of every collider at time `t` (evaluate once per step, then query).

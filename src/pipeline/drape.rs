@@ -16,7 +16,7 @@ use super::ctx::Ctx;
 use super::job::drape_key;
 use super::progress::FrameProgress;
 use super::run::chunk_frames;
-use super::scene::{job_colliders, prepared, scene_of};
+use super::scene::{job_colliders_on_body, prepared, scene_of};
 use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::Groom;
@@ -50,10 +50,12 @@ pub fn drape(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
     let job = ctx.job;
     let draper = Draper::new(&job.drape.draper_spec(&drape_key))?;
     let groom = prepared(&ctx.out)?;
-    let colliders = job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?;
+    let (colliders, center, body) = job_colliders_on_body(job, &ctx.out, &scene_of(job, groom.clone())?)?;
     let texture = DrapeGroom::new(&groom, draper.texture, draper.points)?;
     // The job's tracks place the head; no pivot is needed.
-    let subject = DrapeSubject::new(&job.name, texture, colliders, Vec3::ZERO, &draper.material);
+    // The job's body gives the network its shape input.
+    let subject =
+        DrapeSubject::new(&job.name, texture, colliders, Vec3::ZERO, &draper.material).on_body(center, body);
     let (a, b) = chunk_frames(job, chunk);
     let dir = ctx.out.join("drape");
     std::fs::create_dir_all(&dir).map_err(|e| Error::Write {
@@ -100,7 +102,7 @@ pub fn drape(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
             "frame": f, "yaw": rotation.yaw, "pitch": rotation.pitch, "roll": rotation.roll,
             "seconds": report.seconds, "iterations": report.iterations,
             "converged": report.converged, "energy": report.energy,
-            "posed": m0, "draped": m1, "trained_pose": draper.trained_for(&rotation),
+            "posed": m0, "draped": m1, "trained_pose": draper.trained_for(&subject, &rotation),
         }));
         seconds += report.seconds;
         before.push(m0);

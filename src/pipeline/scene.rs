@@ -156,11 +156,22 @@ pub fn track_of(job: &Job, m: &super::job::MotionSpec, first: i64) -> Result<(He
 
 /// The job's colliders (head, body) moved by its track, and its props (`[[colliders]]`).
 pub fn job_colliders(job: &Job, out: &Path, groom: &SceneGroom) -> Result<Colliders> {
+    Ok(job_colliders_on_body(job, out, groom)?.0)
+}
+
+/// [`job_colliders`] with the body they stand on: the head's centre the torso's parts are
+/// placed from and the body's parameters.
+pub fn job_colliders_on_body(
+    job: &Job,
+    out: &Path,
+    groom: &SceneGroom,
+) -> Result<(Colliders, glam::Vec3, crate::collide::BodyParams)> {
     let (shape, _) = head(job, out, groom)?;
     let body = body_params(job.head.body.as_deref(), &shape)?;
+    let center = crate::collide::body::head_center(&shape);
     let mut c = colliders(shape, &body, track(job)?.0);
     add_props(job, &mut c)?;
-    Ok(c)
+    Ok((c, center, body))
 }
 
 /// The colliders of the training simulation: head and body on the training motion, no props

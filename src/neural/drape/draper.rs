@@ -176,12 +176,12 @@ impl Draper {
         })
     }
 
-    /// Whether a head rotation lies within the poses the network was trained on (always, for
-    /// the direct solvers).
-    pub fn trained_for(&self, rotation: &HeadRotation) -> bool {
+    /// Whether a subject's pose (head rotation and body shape) lies within the poses and
+    /// shapes the network was trained on (always, for the direct solvers).
+    pub fn trained_for(&self, subject: &DrapeSubject, rotation: &HeadRotation) -> bool {
         self.network
             .as_ref()
-            .is_none_or(|m| m.config.poses.contains(rotation))
+            .is_none_or(|m| m.trained_for(subject, rotation))
     }
 
     /// The groom code of a subject (the network's encoder; `None` for the direct solvers).
@@ -192,8 +192,9 @@ impl Draper {
     }
 
     /// The drape of `posed` (the subject's groom rigidly moved by the head, world space) with
-    /// the colliders at `poses`; `rotation` is the head's rotation relative to the torso (the
-    /// network's input) and `latent` the subject's [`Draper::latent`].
+    /// the colliders at `poses`; `rotation` is the head's rotation relative to the torso with
+    /// the change of the subject's body shape (the network's input, with the subject's own
+    /// shape) and `latent` the subject's [`Draper::latent`].
     pub fn drape(
         &self,
         subject: &DrapeSubject,

@@ -23,11 +23,14 @@ pub mod solve;
 pub mod train;
 pub mod xpbd;
 
+use std::borrow::Cow;
+
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use crate::collide::Colliders;
-use crate::error::Result;
+use crate::collide::body::torso_parts;
+use crate::collide::{BodyParams, BodyShape, Colliders};
+use crate::error::{Error, Result};
 use crate::groom::Groom;
 use crate::motion::Pose;
 use crate::neural::grid::{GridSpec, UvGrid};
@@ -120,14 +123,34 @@ impl DrapeGroom {
 }
 
 /// One groom on its body, ready to drape in any pose: its texture strands, its colliders (the
-/// torso still, the head moved by each pose), the pivot of the head's rotations, and the groom
-/// at rest with its rest lengths and densities.
+/// torso still, the head moved by each pose), the pivot of the head's rotations, the groom at
+/// rest with its rest lengths and densities, and the parametric body the colliders were built
+/// with, whose shape a pose can change (003 §3.4's shape input).
 pub struct DrapeSubject {
     pub name: String,
     pub groom: DrapeGroom,
     pub colliders: Colliders,
     pub pivot: Vec3,
     rest: Posed,
+    /// The head's centre the torso's parts are placed from, and the body's parameters.
+    body: Option<(Vec3, BodyParams)>,
+}
+
+/// A subject in one pose: the head's pose, the rigidly posed groom, the colliders (on the
+/// pose's body) and their poses, and the body's shape (the network's shape input).
+pub struct SubjectPose<'a> {
+    pub head: Pose,
+    pub posed: Posed,
+    pub colliders: Cow<'a, Colliders>,
+    pub poses: Vec<Pose>,
+    pub shape: BodyShape,
+}
+
+impl SubjectPose<'_> {
+    /// The colliders at their poses, as the energy and the metrics take them.
+    pub fn contact(&self) -> Option<(&Colliders, &[Pose])> {
+        Some((self.colliders.as_ref(), self.poses.as_slice()))
+    }
 }
 
 impl DrapeSubject {
@@ -150,13 +173,69 @@ impl DrapeSubject {
             colliders,
             pivot,
             rest,
+            body: None,
         }
     }
 
-    /// The head's pose for a rotation, the rigidly posed groom and the colliders' poses there.
-    pub fn pose(&self, rotation: &HeadRotation) -> (Pose, Posed, Vec<Pose>) {
+    /// The subject with the parametric body its colliders were built with (`center`: the
+    /// head's centre the torso's parts are placed from, [`crate::collide::body::head_center`]).
+    pub fn on_body(mut self, center: Vec3, body: BodyParams) -> DrapeSubject {
+        self.body = Some((center, body));
+        self
+    }
+
+    /// The shape of the subject's own body (zero without a parametric body).
+    pub fn shape(&self) -> BodyShape {
+        self.body
+            .as_ref()
+            .map(|(_, b)| BodyShape::of(b))
+            .unwrap_or_default()
+    }
+
+    /// `rotation` with the offsets that put this subject's body in `shape` (kept to the parts
+    /// the body has).
+    pub fn in_shape(&self, rotation: &HeadRotation, shape: &BodyShape) -> HeadRotation {
+        let shape = match &self.body {
+            Some((_, b)) => shape.on_parts_of(b),
+            None => BodyShape::default(),
+        };
+        let (a, own) = (shape.to_array(), self.shape().to_array());
+        HeadRotation {
+            shape: BodyShape::from_array([a[0] - own[0], a[1] - own[1], a[2] - own[2]]),
+            ..rotation.clone()
+        }
+    }
+
+    /// The body's shape in a pose (its own shape changed by the pose's offsets).
+    pub fn shape_in(&self, rotation: &HeadRotation) -> BodyShape {
+        let (a, d) = (self.shape().to_array(), rotation.shape.to_array());
+        BodyShape::from_array([a[0] + d[0], a[1] + d[1], a[2] + d[2]])
+    }
+
+    /// The head's pose for a rotation, the rigidly posed groom and the colliders there, on the
+    /// body the rotation's shape offsets make (an error names offsets the body cannot take).
+    pub fn pose(&self, rotation: &HeadRotation) -> Result<SubjectPose<'_>> {
         let head = rotation.pose(self.pivot);
-        (head, self.rest.moved(&head), self.colliders.poses_with_head(head))
+        let colliders = if rotation.shape.is_zero() {
+            Cow::Borrowed(&self.colliders)
+        } else {
+            let bad =
+                |m: String| Error::Invalid(format!("{}: pose {}: shape: {m}", self.name, rotation.name));
+            let (center, body) = self
+                .body
+                .as_ref()
+                .ok_or_else(|| bad("no parametric body to change".into()))?;
+            let changed = BodyShape::offset(body, &rotation.shape).map_err(bad)?;
+            Cow::Owned(self.colliders.with_torso(torso_parts(*center, &changed)))
+        };
+        let poses = colliders.poses_with_head(head);
+        Ok(SubjectPose {
+            head,
+            posed: self.rest.moved(&head),
+            colliders,
+            poses,
+            shape: self.shape_in(rotation),
+        })
     }
 
     /// The groom rigidly moved by the head's pose `head` (head frame → world).

@@ -7,21 +7,44 @@
 //!   convolutional down and up sampling layers" and the latent size; the widths are tress's.
 //! - [`GroomDecoder`]: the latent code back to the rest texture, for training the encoder (003
 //!   discards it afterwards).
-//! - [`DeformDecoder`] (003 §3.4): `[latent, pose]` → the displacement texture added to the
-//!   rigidly posed groom (`x = x_posed + x_deformation`). Two linear layers, three transposed
-//!   convolutions doubling the texture, a last 3 × 3 convolution initialized to zero, so an
-//!   untrained decoder returns the posed groom. 003's input also has the body's shape and full
-//!   skeleton pose (107 values); tress's pose is the head's rotation vector (3 values).
+//! - [`DeformDecoder`] (003 §3.4): `[latent, shape, pose]` → the displacement texture added to
+//!   the rigidly posed groom (`x = x_posed + x_deformation`). Two linear layers, three
+//!   transposed convolutions doubling the texture, a last 3 × 3 convolution initialized to
+//!   zero, so an untrained decoder returns the posed groom. 003's input is the body's shape and
+//!   full skeleton pose (107 values); tress's ([`condition`]) is its body's shape (3 values,
+//!   [`BodyShape`]) and the head's rotation vector (3 values).
 
 use burn::nn::conv::{Conv2d, Conv2dConfig, ConvTranspose2d, ConvTranspose2dConfig};
 use burn::nn::{Initializer, Linear, LinearConfig, PaddingConfig2d};
 use burn::prelude::*;
 use burn::tensor::activation::leaky_relu;
 
+use super::HeadRotation;
+use crate::collide::BodyShape;
+
 /// Network units: positions over this many cm.
 pub const UNIT_CM: f32 = 10.0;
 
 const SLOPE: f64 = 0.2;
+
+/// The shape inputs are the body's [`BodyShape`] over these many cm (shoulder width, shoulder
+/// height, neck radius): about ±1 over the training ranges.
+pub const SHAPE_UNITS_CM: [f32; 3] = [10.0, 5.0, 2.0];
+
+/// The deformation decoder's input after the groom's code: the body's shape, then the head's
+/// rotation vector (radians).
+pub fn condition(shape: &BodyShape, rotation: &HeadRotation) -> [f32; 6] {
+    let s = shape.to_array();
+    let r = rotation.rotation().to_scaled_axis().as_vec3();
+    [
+        s[0] / SHAPE_UNITS_CM[0],
+        s[1] / SHAPE_UNITS_CM[1],
+        s[2] / SHAPE_UNITS_CM[2],
+        r.x,
+        r.y,
+        r.z,
+    ]
+}
 
 #[derive(Config, Debug)]
 pub struct DrapeNetConfig {
@@ -32,6 +55,9 @@ pub struct DrapeNetConfig {
     /// Latent code size (003: 16).
     #[config(default = 16)]
     pub latent: usize,
+    /// Body shape inputs ([`BodyShape`]).
+    #[config(default = 3)]
+    pub shape: usize,
     /// Pose inputs (head rotation vector).
     #[config(default = 3)]
     pub pose: usize,
@@ -68,7 +94,7 @@ impl DrapeNetConfig {
 
     pub fn init_deform<B: Backend>(&self, dev: &B::Device) -> DeformDecoder<B> {
         DeformDecoder {
-            first: LinearConfig::new(self.latent + self.pose, 256).init(dev),
+            first: LinearConfig::new(self.latent + self.shape + self.pose, 256).init(dev),
             second: LinearConfig::new(256, 256 * self.cells()).init(dev),
             ups: vec![up(256, 128, dev), up(128, 96, dev), up(96, 96, dev)],
             out: Conv2dConfig::new([96, 3 * self.points], [3, 3])
@@ -125,7 +151,7 @@ impl<B: Backend> GroomDecoder<B> {
     }
 }
 
-/// `[latent, pose]` `[B, latent + pose]` → displacement texture `[B, 3N, T, T]` (network units).
+/// `[latent, shape, pose]` `[B, latent + 6]` → displacement texture `[B, 3N, T, T]` (network units).
 #[derive(Module, Debug)]
 pub struct DeformDecoder<B: Backend> {
     first: Linear<B>,
@@ -174,7 +200,7 @@ mod tests {
         let z = enc.forward(x);
         assert_eq!(z.dims(), [2, 16]);
         assert_eq!(dec.forward(z.clone()).dims(), [2, 15, 16, 16]);
-        let d = def.forward(Tensor::cat(vec![z, Tensor::zeros([2, 3], &dev)], 1));
+        let d = def.forward(Tensor::cat(vec![z, Tensor::zeros([2, 6], &dev)], 1));
         assert_eq!(d.dims(), [2, 15, 16, 16]);
         // An untrained deformation decoder moves nothing (its last layer starts at zero).
         let m: f32 = d.abs().max().into_scalar();

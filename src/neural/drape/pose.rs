@@ -5,7 +5,7 @@
 use glam::{DQuat, Vec3};
 use serde::{Deserialize, Serialize};
 
-use crate::collide::{BodyParams, HeadShape};
+use crate::collide::{BodyParams, BodyShape, HeadShape};
 use crate::error::{Error, Result};
 use crate::motion::Pose;
 use crate::presets::{self, Table};
@@ -13,10 +13,13 @@ use crate::presets::{self, Table};
 pub const TABLE: Table = &[
     ("rest", include_str!("../../../presets/poses/rest.toml")),
     ("turns", include_str!("../../../presets/poses/turns.toml")),
+    ("bodies", include_str!("../../../presets/poses/bodies.toml")),
 ];
 
-/// One head rotation (degrees): yaw turns the face to its left (+) about the vertical, pitch
-/// nods it down (+), roll tilts it toward its left shoulder (+).
+/// One pose: a head rotation (degrees; yaw turns the face to its left (+) about the vertical,
+/// pitch nods it down (+), roll tilts it toward its left shoulder (+)) and a change of the
+/// body's shape (cm added to its shoulders' width and height and its neck's radius; none by
+/// default).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HeadRotation {
@@ -24,6 +27,8 @@ pub struct HeadRotation {
     pub yaw: f64,
     pub pitch: f64,
     pub roll: f64,
+    #[serde(skip_serializing_if = "BodyShape::is_zero")]
+    pub shape: BodyShape,
 }
 
 impl HeadRotation {
@@ -43,6 +48,7 @@ impl HeadRotation {
             yaw: yaw.to_degrees(),
             pitch: pitch.to_degrees(),
             roll: -z.to_degrees(),
+            shape: BodyShape::default(),
         }
     }
 
@@ -53,6 +59,9 @@ impl HeadRotation {
         Pose::new(r, p - r * p)
     }
 }
+
+/// The largest change of a body's shape a pose may ask for (cm).
+pub const SHAPE_LIMIT_CM: f32 = 30.0;
 
 /// A list of poses.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -80,6 +89,15 @@ impl PoseSet {
                 if !(v.is_finite() && v.abs() <= limit) {
                     return Err(Error::Invalid(format!(
                         "{name_or_path}: pose {} ({}): {k} = {v}: must be within ±{limit}°",
+                        i + 1,
+                        p.name
+                    )));
+                }
+            }
+            for (k, v) in BodyShape::NAMES.iter().zip(p.shape.to_array()) {
+                if !(v.is_finite() && v.abs() <= SHAPE_LIMIT_CM) {
+                    return Err(Error::Invalid(format!(
+                        "{name_or_path}: pose {} ({}): shape.{k} = {v}: must be within ±{SHAPE_LIMIT_CM} cm",
                         i + 1,
                         p.name
                     )));
@@ -115,6 +133,7 @@ mod tests {
                 yaw,
                 pitch,
                 roll,
+                ..Default::default()
             };
             let back = HeadRotation::from_rotation("r", r.rotation());
             for (a, b) in [(back.yaw, yaw), (back.pitch, pitch), (back.roll, roll)] {

@@ -187,6 +187,17 @@ fn pose_presets_load_and_bad_poses_name_their_key() {
     std::fs::write(&bad, "[[pose]]\nyawn = 2.0\n").unwrap();
     let e = PoseSet::load(bad.to_str().unwrap()).unwrap_err().to_string();
     assert!(e.contains("yawn"), "{e}");
+    assert_eq!(PoseSet::load("bodies").unwrap().pose[1].shape.shoulder_width, 8.0);
+    std::fs::write(&bad, "[[pose]]\nshape = { shoulder_widht = 2.0 }\n").unwrap();
+    let e = PoseSet::load(bad.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("shoulder_widht"), "{e}");
+    std::fs::write(
+        &bad,
+        "[[pose]]\nname = \"giant\"\nshape = { neck_radius = 80.0 }\n",
+    )
+    .unwrap();
+    let e = PoseSet::load(bad.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("shape.neck_radius") && e.contains("giant"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -239,6 +250,7 @@ fn a_mirrored_groom_in_the_mirrored_pose_drapes_mirrored_on_the_procedural_body(
         yaw: 25.0,
         pitch: 10.0,
         roll: 8.0,
+        ..Default::default()
     };
     let mirrored_rot = HeadRotation {
         yaw: -25.0,
@@ -280,4 +292,72 @@ fn a_mirrored_groom_in_the_mirrored_pose_drapes_mirrored_on_the_procedural_body(
         off < 0.01 * moved,
         "mirrored drape {off} cm off the original's mirror image (vertices moved up to {moved} cm)"
     );
+}
+
+/// The body's shape reaches the energy: with the shoulders raised 4 cm (a pose's shape
+/// offsets) the rigidly posed wavy groom enters them, and the drape rests on them, higher than
+/// on the default body (a raised support holds hanging hair higher), and outside them. A head
+/// without shoulders cannot take shoulder offsets.
+#[test]
+fn raised_shoulders_hold_the_draped_hair_higher() {
+    use crate::collide::BodyShape;
+    let entry = super::train::GroomEntry {
+        name: "wavy".into(),
+        groom: "wavy".into(),
+        strands: Some(200),
+        ..Default::default()
+    };
+    let m = DrapeMaterial::default();
+    let ds = crate::scene::drape_scene(&entry, &Default::default(), 0.2, 12, 10, &m).unwrap();
+    let subject = &ds.subject;
+    let upright = HeadRotation::default();
+    let raised = HeadRotation {
+        name: "raised".into(),
+        shape: BodyShape {
+            shoulder_height: 4.0,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let drape = |r: &HeadRotation| {
+        let pose = subject.pose(r).unwrap();
+        let (x, report) = lbfgs::<B>(
+            &pose.posed,
+            pose.contact(),
+            &m,
+            &LbfgsOptions::default(),
+            &Default::default(),
+        );
+        assert!(report.converged, "{report:?}");
+        (
+            DrapeMetrics::of(&pose.posed.x, &pose.posed, pose.contact()),
+            DrapeMetrics::of(&x, &pose.posed, pose.contact()),
+            pose.shape,
+        )
+    };
+    let (posed0, draped0, shape0) = drape(&upright);
+    let (posed1, draped1, shape1) = drape(&raised);
+    assert!(
+        shape0.is_zero() && shape1.shoulder_height == 4.0,
+        "{shape0:?} {shape1:?}"
+    );
+    assert!(
+        posed1.intersection_fraction > posed0.intersection_fraction + 0.002,
+        "the posed groom enters the raised shoulders: {posed0:?} {posed1:?}"
+    );
+    assert!(draped1.intersection_fraction < 1e-3, "{draped1:?}");
+    assert!(
+        draped1.gravity_potential > draped0.gravity_potential + 0.3,
+        "raised shoulders hold the hair higher: {} vs {}",
+        draped1.gravity_potential,
+        draped0.gravity_potential
+    );
+    // The same subject on a head-only body: no shoulders to raise.
+    let head_only = super::train::GroomEntry {
+        body: Some("head_only".into()),
+        ..entry
+    };
+    let ds = crate::scene::drape_scene(&head_only, &Default::default(), 0.2, 12, 10, &m).unwrap();
+    let e = ds.subject.pose(&raised).err().expect("no shoulders").to_string();
+    assert!(e.contains("raised") && e.contains("shape"), "{e}");
 }

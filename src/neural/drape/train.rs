@@ -34,9 +34,11 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use super::energy::{DrapeMaterial, Fixed, Terms, energy_here, read_positions};
-use super::model::{DeformDecoder, DrapeNetConfig, GroomDecoder, GroomEncoder, UNIT_CM, texture_strands};
+use super::model::{
+    DeformDecoder, DrapeNetConfig, GroomDecoder, GroomEncoder, UNIT_CM, condition, texture_strands,
+};
 use super::{DrapeMetrics, DrapeSubject, HeadRotation};
-use crate::collide::Colliders;
+use crate::collide::{BodyShape, Colliders};
 use crate::error::{Error, Result};
 use crate::motion::Pose;
 use crate::neural::file::{NeuralFile, Rec, module_from_bytes, module_to_bytes, seeded_init};
@@ -143,6 +145,52 @@ impl PoseRanges {
     }
 }
 
+/// Ranges (cm, [`BodyShape`]: from the `default` body's) the training bodies' shapes are drawn
+/// from, uniformly, one per sample: the shoulders' width and height and the neck's radius. A
+/// groom whose body lacks a part (a head mesh's `head_only` body) keeps 0 there. All `[0, 0]`
+/// (the default): every groom on its own body.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ShapeRanges {
+    pub shoulder_width: [f64; 2],
+    pub shoulder_height: [f64; 2],
+    pub neck_radius: [f64; 2],
+}
+
+impl ShapeRanges {
+    fn ranges(&self) -> [[f64; 2]; 3] {
+        [self.shoulder_width, self.shoulder_height, self.neck_radius]
+    }
+
+    /// Whether a shape lies within the ranges (to 1e-3 cm).
+    pub fn contains(&self, s: &BodyShape) -> bool {
+        self.ranges()
+            .iter()
+            .zip(s.to_array())
+            .all(|(r, v)| v as f64 >= r[0] - 1e-3 && v as f64 <= r[1] + 1e-3)
+    }
+
+    fn draw(&self, rng: &mut impl Rng) -> BodyShape {
+        let mut u = |r: [f64; 2]| (r[0] + (r[1] - r[0]) * rng.random::<f64>()) as f32;
+        BodyShape::from_array(self.ranges().map(&mut u))
+    }
+
+    fn check(&self) -> std::result::Result<(), String> {
+        // Every drawn body stays valid on the default body: a neck of at least 1 cm and
+        // shoulders wider than the neck.
+        for (k, r, (lo, hi)) in [
+            ("shoulder_width", self.shoulder_width, (-12.0, 30.0)),
+            ("shoulder_height", self.shoulder_height, (-10.0, 10.0)),
+            ("neck_radius", self.neck_radius, (-4.0, 5.0)),
+        ] {
+            if !(r[0].is_finite() && r[1].is_finite() && r[0] <= r[1] && r[0] >= lo && r[1] <= hi) {
+                return Err(format!("shape.{k} = {r:?}: [low, high] within [{lo}, {hi}] cm"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The autoencoder stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -209,6 +257,8 @@ pub struct DrapeTrainConfig {
     pub grooms: Vec<GroomEntry>,
     #[serde(default)]
     pub poses: PoseRanges,
+    #[serde(default)]
+    pub shape: ShapeRanges,
     #[serde(default)]
     pub autoencoder: AeOptions,
     #[serde(default)]
@@ -279,6 +329,7 @@ impl DrapeTrainConfig {
                 return Err(format!("poses.{k} = {r:?}: [low, high] within ±{limit}°"));
             }
         }
+        self.shape.check()?;
         let t = &self.train;
         if t.batch == 0 || t.batch > 64 {
             return Err("train.batch: 1 to 64".into());
@@ -302,33 +353,35 @@ impl DrapeTrainConfig {
     pub fn net(&self) -> DrapeNetConfig {
         DrapeNetConfig::new(self.net.texture, self.net.points).with_latent(self.net.latent)
     }
+
+    /// Whether the network was trained for a pose and body shape.
+    pub fn trained_for(&self, rotation: &HeadRotation, shape: &BodyShape) -> bool {
+        self.poses.contains(rotation) && self.shape.contains(shape)
+    }
 }
 
-/// A head rotation from (yaw, pitch, roll) degrees.
-fn rotation(v: [f64; 3]) -> HeadRotation {
+/// A head rotation from (yaw, pitch, roll) degrees, with the body's `shape`.
+fn rotation(v: [f64; 3], shape: BodyShape) -> HeadRotation {
     HeadRotation {
         name: String::new(),
         yaw: v[0],
         pitch: v[1],
         roll: v[2],
+        shape,
     }
 }
 
-/// The decoder's pose input: the head's rotation vector (radians).
-pub fn pose_input(r: &HeadRotation) -> [f32; 3] {
-    r.rotation().to_scaled_axis().as_vec3().to_array()
-}
-
-/// The decoder's displacement textures (in [`UNIT_CM`]) for rows of `[latent, pose]`.
+/// The decoder's displacement textures (in [`UNIT_CM`]) for rows of `[latent, condition]`
+/// ([`condition`]: the body's shape and the head's rotation).
 pub fn decode<B: Backend>(
     decoder: &DeformDecoder<B>,
     latents: &[Tensor<B, 2>],
-    rotations: &[HeadRotation],
+    conditions: &[[f32; 6]],
 ) -> Tensor<B, 4> {
     let dev = latents[0].device();
-    let poses: Vec<f32> = rotations.iter().flat_map(pose_input).collect();
-    let p = Tensor::<B, 2>::from_data(TensorData::new(poses, [rotations.len(), 3]), &dev);
-    decoder.forward(Tensor::cat(vec![Tensor::cat(latents.to_vec(), 0), p], 1))
+    let c: Vec<f32> = conditions.iter().flatten().copied().collect();
+    let c = Tensor::<B, 2>::from_data(TensorData::new(c, [conditions.len(), 6]), &dev);
+    decoder.forward(Tensor::cat(vec![Tensor::cat(latents.to_vec(), 0), c], 1))
 }
 
 /// The positions `[S, N, 3]` (world) of one groom's drape from one row `[1, 3N, T, T]` of the
@@ -347,19 +400,20 @@ pub fn row_positions<B: Backend>(
 }
 
 /// The decoder's drape of one groom (`latent` `[1, latent]`, its occupied texels `cells`) for a
-/// head rotation vector `pose`, as positions `[S, N, 3]` (world) and the energy there.
+/// [`condition`] (body shape and head rotation), as positions `[S, N, 3]` (world) and the
+/// energy there.
 #[allow(clippy::too_many_arguments)]
 pub fn physics_loss<B: Backend>(
     decoder: &DeformDecoder<B>,
     latent: Tensor<B, 2>,
-    pose: [f32; 3],
+    condition: [f32; 6],
     cells: &[usize],
     fixed: &Fixed<B>,
     colliders: Option<(&Colliders, &[Pose])>,
     material: &DrapeMaterial,
 ) -> (Vec<Vec3>, Terms<B>) {
     let dev = latent.device();
-    let p = Tensor::<B, 2>::from_data(TensorData::new(pose.to_vec(), [1, 3]), &dev);
+    let p = Tensor::<B, 2>::from_data(TensorData::new(condition.to_vec(), [1, 6]), &dev);
     let texture = decoder.forward(Tensor::cat(vec![latent, p], 1));
     let x = row_positions(DrapeOutput::Displacements, texture, cells, fixed);
     energy_here(x, fixed, colliders, material)
@@ -414,34 +468,40 @@ pub fn latent_of<B: Backend>(
     encoder.forward(Tensor::from_data(TensorData::new(v, shape), dev))
 }
 
-/// Mean energy and figures of a group's drapes on fixed rotations: the decoder's, or the
-/// rigidly posed grooms' without one.
+/// Mean energy and figures of a group's drapes on fixed rotations and body shapes (each
+/// rotation's `shape` is the body's shape, not an offset): the decoder's, or the rigidly posed
+/// grooms' without one.
 fn score<B: Backend>(
     output: DrapeOutput,
     decoder: Option<&DeformDecoder<B>>,
     subjects: &[(&DrapeSubject, Tensor<B, 2>)],
     rotations: &[HeadRotation],
     material: &DrapeMaterial,
-) -> (f64, DrapeMetrics) {
+) -> Result<(f64, DrapeMetrics)> {
     let mut energy = 0.0;
     let mut figures = Vec::new();
     for (subject, latent) in subjects {
         let dev = latent.device();
-        let tex = decoder.map(|d| decode(d, &vec![latent.clone(); rotations.len()], rotations));
+        let rotations: Vec<HeadRotation> = rotations.iter().map(|r| subject.in_shape(r, &r.shape)).collect();
+        let conditions: Vec<[f32; 6]> = rotations
+            .iter()
+            .map(|r| condition(&subject.shape_in(r), r))
+            .collect();
+        let tex = decoder.map(|d| decode(d, &vec![latent.clone(); rotations.len()], &conditions));
         for (k, r) in rotations.iter().enumerate() {
-            let (_, posed, poses) = subject.pose(r);
-            let cp = Some((&subject.colliders, poses.as_slice()));
-            let fixed = Fixed::<B>::new(&posed, &dev);
+            let pose = subject.pose(r)?;
+            let (posed, cp) = (&pose.posed, pose.contact());
+            let fixed = Fixed::<B>::new(posed, &dev);
             let x = match &tex {
                 Some(t) => row_positions(output, t.clone().narrow(0, k, 1), &subject.groom.cells, &fixed),
                 None => fixed.positions(Tensor::zeros([posed.strands, posed.points, 3], &dev)),
             };
             let (x, terms) = energy_here(x, &fixed, cp, material);
             energy += terms.total.into_scalar().elem::<f64>();
-            figures.push(DrapeMetrics::of(&x, &posed, cp));
+            figures.push(DrapeMetrics::of(&x, posed, cp));
         }
     }
-    (energy / figures.len().max(1) as f64, DrapeMetrics::mean(&figures))
+    Ok((energy / figures.len().max(1) as f64, DrapeMetrics::mean(&figures)))
 }
 
 /// Stage 1: the groom autoencoder on the training grooms' rest textures; returns the frozen
@@ -660,8 +720,12 @@ pub fn train<B: AutodiffBackend>(
         ),
     };
     let mut vrng = rand::rngs::StdRng::seed_from_u64(t.seed ^ 0x005e_ed0f_da7a);
+    // Each validation rotation carries the body's shape (drawn like the training ones).
     let val_rot: Vec<HeadRotation> = (0..t.validation_poses.max(1))
-        .map(|_| rotation(cfg.poses.draw(&mut vrng)))
+        .map(|_| {
+            let r = cfg.poses.draw(&mut vrng);
+            rotation(r, cfg.shape.draw(&mut vrng))
+        })
         .collect();
     let group = |ids: &[usize]| -> Vec<(&DrapeSubject, Tensor<B::InnerBackend, 2>)> {
         ids.iter()
@@ -674,21 +738,27 @@ pub fn train<B: AutodiffBackend>(
     let posed = |g: &[(&DrapeSubject, Tensor<B::InnerBackend, 2>)]| {
         score::<B::InnerBackend>(output, None, g, &val_rot, &cfg.material)
     };
-    let (posed_train, posed_held) = (posed(&val_train), posed(&val_held));
+    let (posed_train, posed_held) = (posed(&val_train)?, posed(&val_held)?);
     let group_score = |d: &DeformDecoder<B::InnerBackend>,
                        g: &[(&DrapeSubject, Tensor<B::InnerBackend, 2>)],
-                       (energy_posed, posed): (f64, DrapeMetrics)| {
-        let (energy, network) = score(output, Some(d), g, &val_rot, &cfg.material);
-        GroupScore {
+                       (energy_posed, posed): (f64, DrapeMetrics)|
+     -> Result<GroupScore> {
+        let (energy, network) = score(output, Some(d), g, &val_rot, &cfg.material)?;
+        Ok(GroupScore {
             energy_posed,
             energy,
             posed,
             network,
-        }
+        })
     };
-    let run_validation = |d: &DeformDecoder<B::InnerBackend>| DrapeValidation {
-        train: group_score(d, &val_train, posed_train),
-        held_out: (!val_held.is_empty()).then(|| group_score(d, &val_held, posed_held)),
+    let run_validation = |d: &DeformDecoder<B::InnerBackend>| -> Result<DrapeValidation> {
+        Ok(DrapeValidation {
+            train: group_score(d, &val_train, posed_train)?,
+            held_out: match val_held.is_empty() {
+                true => None,
+                false => Some(group_score(d, &val_held, posed_held)?),
+            },
+        })
     };
     let mut best: Option<(f64, usize, DeformDecoder<B::InnerBackend>, DrapeValidation)> =
         match (progress.best, best_decoder.take()) {
@@ -697,7 +767,7 @@ pub fn train<B: AutodiffBackend>(
         };
     let first = match progress.first {
         Some(v) => v,
-        None => run_validation(&decoder.valid()),
+        None => run_validation(&decoder.valid())?,
     };
     progress.first = Some(first);
     let frames = t.pose_frames;
@@ -719,25 +789,32 @@ pub fn train<B: AutodiffBackend>(
                 *d = rng.random::<f64>() * 2.0 - 1.0;
             }
             let norm = dir.iter().map(|d| d * d).sum::<f64>().sqrt().max(1e-9);
+            // One body per sample: the sweep turns the head on it.
+            let shape = cfg.shape.draw(&mut rng);
             for f in 0..frames {
                 let o = (f as f64 - (frames - 1) as f64 / 2.0) * t.pose_step_deg / norm;
                 let v = cfg
                     .poses
                     .clamp([base[0] + o * dir[0], base[1] + o * dir[1], base[2] + o * dir[2]]);
                 rows.push(g);
-                rots.push(rotation(v));
+                rots.push(subjects[g].in_shape(&rotation(v, BodyShape::default()), &shape));
             }
         }
         let lat: Vec<Tensor<B, 2>> = rows.iter().map(|&g| latents[g].clone()).collect();
-        let tex = decode(&decoder, &lat, &rots);
+        let conditions: Vec<[f32; 6]> = rows
+            .iter()
+            .zip(&rots)
+            .map(|(&g, r)| condition(&subjects[g].shape_in(r), r))
+            .collect();
+        let tex = decode(&decoder, &lat, &conditions);
         let mut energy_sum: Option<Tensor<B, 1>> = None;
         let mut reg_sum: Option<Tensor<B, 1>> = None;
         let mut sample_d: Vec<Tensor<B, 3>> = Vec::new();
         for (r, (&g, rot)) in rows.iter().zip(&rots).enumerate() {
             let subject = &subjects[g];
-            let (_, posed, poses) = subject.pose(rot);
-            let cp = Some((&subject.colliders, poses.as_slice()));
-            let fixed = Fixed::<B>::new(&posed, dev);
+            let pose = subject.pose(rot)?;
+            let cp = pose.contact();
+            let fixed = Fixed::<B>::new(&pose.posed, dev);
             let x = row_positions(
                 cfg.net.output,
                 tex.clone().narrow(0, r, 1),
@@ -792,14 +869,15 @@ pub fn train<B: AutodiffBackend>(
         let validation = (step == t.steps
             || out_of_time
             || (t.validate_every > 0 && step.is_multiple_of(t.validate_every)))
-        .then(|| {
-            let v = run_validation(&decoder.valid());
+        .then(|| -> Result<DrapeValidation> {
+            let v = run_validation(&decoder.valid())?;
             if best.as_ref().is_none_or(|b| v.train.energy < b.0) {
                 best = Some((v.train.energy, step, decoder.valid(), v));
             }
             history.push(serde_json::json!({"step": step, "loss": loss_value, "validation": v}));
-            v
-        });
+            Ok(v)
+        })
+        .transpose()?;
         let go_on = report(&DrapeStep {
             stage: "decoder",
             step,
@@ -831,7 +909,7 @@ pub fn train<B: AutodiffBackend>(
         if stopping {
             stopped_early = step < t.steps;
             if validation.is_none() {
-                let v = run_validation(&decoder.valid());
+                let v = run_validation(&decoder.valid())?;
                 if best.as_ref().is_none_or(|b| v.train.energy < b.0) {
                     best = Some((v.train.energy, step, decoder.valid(), v));
                 }
@@ -870,6 +948,9 @@ pub fn train<B: AutodiffBackend>(
     })
 }
 
+/// What the model file's decoder takes (older files' decoders took no body shape).
+const DECODER_INPUT: &str = "latent, body shape (3), head rotation vector (3)";
+
 /// A trained drape network read from its model file.
 pub struct DrapeModel<B: Backend> {
     pub config: DrapeTrainConfig,
@@ -885,6 +966,7 @@ impl<B: Backend> DrapeModel<B> {
             header: serde_json::json!({
                 "kind": "drape",
                 "paper": "Stuyck et al. 2025 (003), groom encoder + deformation decoder",
+                "decoder_input": DECODER_INPUT,
                 "config": cfg,
                 "latents": trained.latents.iter().map(|(n, v)| serde_json::json!({"name": n, "code": v})).collect::<Vec<_>>(),
                 "training": trained.summary,
@@ -897,8 +979,14 @@ impl<B: Backend> DrapeModel<B> {
         }
     }
 
+    /// Whether the network was trained for a subject's pose (rotation and body shape).
+    pub fn trained_for(&self, subject: &DrapeSubject, rotation: &HeadRotation) -> bool {
+        self.config.trained_for(rotation, &subject.shape_in(rotation))
+    }
+
     /// The drape (world positions, `strands × points`) of the groom of `subject`, whose code is
-    /// `latent`, posed as `posed` for `rotation`: one decoder pass.
+    /// `latent`, posed as `posed` for `rotation` (and the body shape it gives the subject): one
+    /// decoder pass.
     pub fn drape(
         &self,
         latent: &Tensor<B, 2>,
@@ -909,7 +997,7 @@ impl<B: Backend> DrapeModel<B> {
         let texture = decode(
             &self.decoder,
             std::slice::from_ref(latent),
-            std::slice::from_ref(rotation),
+            &[condition(&subject.shape_in(rotation), rotation)],
         );
         let fixed = Fixed::<B>::new(posed, &latent.device());
         read_positions(&row_positions(
@@ -925,6 +1013,11 @@ impl<B: Backend> DrapeModel<B> {
         let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
         if f.header["kind"] != "drape" {
             return Err(bad(&format!("not a drape model (kind {})", f.header["kind"])));
+        }
+        if f.header["decoder_input"] != DECODER_INPUT {
+            return Err(bad(
+                "made by an older tress, whose decoder takes no body shape: train it again with `tress train drape`",
+            ));
         }
         let config: DrapeTrainConfig = serde_json::from_value(f.header["config"].clone())
             .map_err(|e| bad(&format!("bad config in the header: {e}")))?;
@@ -978,14 +1071,14 @@ mod tests {
         let mut optim = AdamConfig::new()
             .with_grad_clipping(Some(GradientClippingConfig::Norm(1.0)))
             .init::<B, DeformDecoder<B>>();
-        let (x0, t0) = physics_loss(&decoder, latent.clone(), [0.0; 3], &groom.cells, &fixed, cp, &m);
+        let (x0, t0) = physics_loss(&decoder, latent.clone(), [0.0; 6], &groom.cells, &fixed, cp, &m);
         let start = t0.values().total;
         // Zero-initialized output: the untrained drape is the posed groom.
         assert!(x0.iter().zip(&posed.x).all(|(a, b)| a.distance(*b) < 1e-5));
         let mut last = start;
         // 400 clipped Adam steps at 1e-3: larger steps spike on the cubic penalties.
         for _ in 0..400 {
-            let (_, t) = physics_loss(&decoder, latent.clone(), [0.0; 3], &groom.cells, &fixed, cp, &m);
+            let (_, t) = physics_loss(&decoder, latent.clone(), [0.0; 6], &groom.cells, &fixed, cp, &m);
             last = t.values().total;
             let grads = GradientsParams::from_grads(t.total.backward(), &decoder);
             decoder = optim.step(1e-3, decoder, grads);
