@@ -158,6 +158,22 @@ impl BodyShape {
     }
 }
 
+impl std::ops::Add for BodyShape {
+    type Output = BodyShape;
+    fn add(self, o: BodyShape) -> BodyShape {
+        let (a, b) = (self.to_array(), o.to_array());
+        BodyShape::from_array([a[0] + b[0], a[1] + b[1], a[2] + b[2]])
+    }
+}
+
+impl std::ops::Sub for BodyShape {
+    type Output = BodyShape;
+    fn sub(self, o: BodyShape) -> BodyShape {
+        let (a, b) = (self.to_array(), o.to_array());
+        BodyShape::from_array([a[0] - b[0], a[1] - b[1], a[2] - b[2]])
+    }
+}
+
 /// The head's collision shape.
 pub enum HeadShape {
     /// The procedural cranium (an ellipsoid) of a procedural groom's scalp.

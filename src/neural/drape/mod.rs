@@ -199,17 +199,15 @@ impl DrapeSubject {
             Some((_, b)) => shape.on_parts_of(b),
             None => BodyShape::default(),
         };
-        let (a, own) = (shape.to_array(), self.shape().to_array());
         HeadRotation {
-            shape: BodyShape::from_array([a[0] - own[0], a[1] - own[1], a[2] - own[2]]),
+            shape: shape - self.shape(),
             ..rotation.clone()
         }
     }
 
     /// The body's shape in a pose (its own shape changed by the pose's offsets).
     pub fn shape_in(&self, rotation: &HeadRotation) -> BodyShape {
-        let (a, d) = (self.shape().to_array(), rotation.shape.to_array());
-        BodyShape::from_array([a[0] + d[0], a[1] + d[1], a[2] + d[2]])
+        self.shape() + rotation.shape
     }
 
     /// The head's pose for a rotation, the rigidly posed groom and the colliders there, on the
