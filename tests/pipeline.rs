@@ -247,6 +247,17 @@ fn eval_reports_zero_for_identical_caches_and_one_cm_for_a_shift() {
     let rmse = one["summary"]["rmse"].as_f64().unwrap();
     assert!((rmse - 1.0).abs() < 1e-4, "RMSE {rmse}");
     assert!(one["summary"]["length_error_max"].as_f64().unwrap() < 1e-5);
+    // Non-local interactions (000 §5.7): a copy keeps every remote interaction; so does a copy
+    // moved as a whole (nearest particles do not change under a translation; single-precision
+    // rounding of the moved positions may swap a few near ties).
+    let s = &same["summary"];
+    assert_eq!(s["remote_kept"], 1.0, "{s}");
+    assert_eq!(s["remote_share"], s["remote_share_gt"], "{s}");
+    let share = s["remote_share_gt"].as_f64().unwrap();
+    assert!(share > 0.0 && share < 1.0, "{s}");
+    let s = &one["summary"];
+    assert!(s["remote_kept"].as_f64().unwrap() > 0.99, "{s}");
+    assert_eq!(s["remote_share_gt"].as_f64().unwrap(), share);
     // Mismatched caches are refused.
     let o = common::tress(&[
         "eval",

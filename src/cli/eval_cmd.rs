@@ -70,7 +70,14 @@ pub fn run(a: &EvalArgs) -> Result<()> {
         },
     )?;
     let mut colliders = shape.map(|s| head_colliders(s, &[Pose::IDENTITY]));
-    let mut e = Evaluator::new(&counts);
+    // Root UVs for the non-local interactions (000 §5.7): 000 App. A's map of the ground
+    // truth's first-frame roots around a sphere fitted to them.
+    let centre = crate::groom::scalp_center(&rest_roots);
+    let uvs: Vec<glam::Vec2> = rest_roots
+        .iter()
+        .map(|r| crate::groom::scalp_uv(*r, centre))
+        .collect();
+    let mut e = Evaluator::new(&counts).with_nonlocal(&uvs);
     for i in 0..gi.frames.len() {
         let g: Vec<Vec3> = gt.read(i)?.into_iter().map(Vec3::from_array).collect();
         let p: Vec<Vec3> = pred.read(i)?.into_iter().map(Vec3::from_array).collect();

@@ -1,9 +1,10 @@
 //! Geometric metrics, streamed frame by frame (memory: the two previous frames for jitter).
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::nonlocal::{NonLocal, NonLocalFrame};
 use crate::collide::ColliderFrame;
 
 /// Metrics of one frame.
@@ -31,6 +32,9 @@ pub struct FrameMetrics {
     /// first two frames).
     pub jitter: f64,
     pub jitter_gt: f64,
+    /// 000 §5.7's non-local interactions (when the evaluator knows the root UVs).
+    #[serde(default)]
+    pub nonlocal: Option<NonLocalFrame>,
 }
 
 /// Metrics over a sequence.
@@ -52,12 +56,22 @@ pub struct Summary {
     /// Mean over the frames that have one.
     pub jitter: f64,
     pub jitter_gt: f64,
+    /// 000 §5.7, means over the frames: the share of the ground truth's and of the method's
+    /// interactions that join strands rooted far apart, and the share of the ground truth's
+    /// remote interactions the method keeps ([`super::nonlocal`]).
+    #[serde(default)]
+    pub remote_share_gt: Option<f64>,
+    #[serde(default)]
+    pub remote_share: Option<f64>,
+    #[serde(default)]
+    pub remote_kept: Option<f64>,
 }
 
 /// Accumulates metrics of frames fed in order.
 pub struct Evaluator {
     counts: Vec<u32>,
     history: Vec<(Vec<Vec3>, Vec<Vec3>)>,
+    nonlocal: Option<NonLocal>,
     pub frames: Vec<FrameMetrics>,
 }
 
@@ -87,8 +101,15 @@ impl Evaluator {
         Evaluator {
             counts: counts.to_vec(),
             history: Vec::new(),
+            nonlocal: None,
             frames: Vec::new(),
         }
+    }
+
+    /// Also measures 000 §5.7's non-local interactions, with the strands' root UVs.
+    pub fn with_nonlocal(mut self, root_uvs: &[Vec2]) -> Evaluator {
+        self.nonlocal = Some(NonLocal::new(&self.counts, root_uvs));
+        self
     }
 
     /// Measures one frame; `colliders` (at the frame's time) for penetration.
@@ -189,6 +210,7 @@ impl Evaluator {
             penetration_props_max: per_strand.iter().map(|s| s.6).fold(0.0, f64::max),
             jitter: j,
             jitter_gt: jg,
+            nonlocal: self.nonlocal.as_ref().map(|n| n.frame(gt, pred)),
         };
         self.history.push((gt.to_vec(), pred.to_vec()));
         if self.history.len() > 2 {
@@ -217,8 +239,17 @@ impl Evaluator {
             penetration_props_max: f.iter().map(|m| m.penetration_props_max).fold(0.0, f64::max),
             jitter: with_jitter.iter().map(|m| m.jitter).sum::<f64>() / jn,
             jitter_gt: with_jitter.iter().map(|m| m.jitter_gt).sum::<f64>() / jn,
+            remote_share_gt: mean(f.iter().filter_map(|m| m.nonlocal.map(|n| n.remote_share_gt))),
+            remote_share: mean(f.iter().filter_map(|m| m.nonlocal.map(|n| n.remote_share))),
+            remote_kept: mean(f.iter().filter_map(|m| m.nonlocal.and_then(|n| n.remote_kept))),
         }
     }
+}
+
+/// The mean of some values (`None` for none).
+fn mean(v: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    (n > 0).then(|| sum / n as f64)
 }
 
 #[cfg(test)]

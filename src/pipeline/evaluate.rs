@@ -70,6 +70,8 @@ pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
     let groom = prepared(&ctx.out)?;
     let counts = groom.counts().to_vec();
     let rest = groom.points().to_vec();
+    // Root UVs for the non-local interactions (000 §5.7).
+    let uvs = crate::guides::root_uvs(&groom);
     let colliders = job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?;
     // The guides actually chosen (sparse coding and the neural grid choose their own count).
     let guides = super::stages::guide_indices(ctx)?.len();
@@ -77,7 +79,7 @@ pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
     // The rows, from their upsampled parts. Parts and ground truth hold the same frames in order.
     for row in &job.rows {
         let mut gt = TcacheReader::open(ctx.out.join("gt.tcache"))?;
-        let mut e = Evaluator::new(&counts);
+        let mut e = Evaluator::new(&counts).with_nonlocal(&uvs);
         let mut i = 0usize;
         for_each_part_frame(ctx, row, |frame, m, _| {
             if i >= gt.len() || gt.frames[i].frame != frame {
@@ -115,7 +117,7 @@ pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
         for row in oracle_rows(&job.rows) {
             let mut up = upsampler(ctx, &groom, &guide_ids, &row, Vec::new())?;
             let mut gt = TcacheReader::open(ctx.out.join("gt.tcache"))?;
-            let mut e = Evaluator::new(&counts);
+            let mut e = Evaluator::new(&counts).with_nonlocal(&uvs);
             for i in 0..gt.len() {
                 let frame = gt.frames[i].frame;
                 let g: Vec<Vec3> = gt.frame(i)?.into_iter().map(Vec3::from_array).collect();
@@ -137,7 +139,7 @@ pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
     }
     // The rest groom carried by the head.
     let mut gt = TcacheReader::open(ctx.out.join("gt.tcache"))?;
-    let mut rigid = Evaluator::new(&counts);
+    let mut rigid = Evaluator::new(&counts).with_nonlocal(&uvs);
     for i in 0..gt.len() {
         let frame = gt.frames[i].frame;
         let g: Vec<Vec3> = gt.frame(i)?.into_iter().map(Vec3::from_array).collect();

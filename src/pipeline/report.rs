@@ -160,7 +160,7 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
             })
             .collect();
         md.push_str(&markdown(&rows));
-        md.push_str("\nRMSE over every vertex of every frame; max: the worst vertex of any strand and frame; length error per strand against the ground truth's; tangent: mean angle between corresponding segments; penetrating: share of non-root vertices inside a solid (head, body, props); jitter: mean ‖x(t) − 2x(t−1) + x(t−2)‖ (the ground truth's in brackets); preview PSNR / SSIM: the method's preview pictures against the ground truth's, same camera. Oracle rows feed the method the ground truth's own guide strands: their error is the interpolation's alone.\n\n![error per frame](error.png)\n");
+        md.push_str("\nRMSE over every vertex of every frame; max: the worst vertex of any strand and frame; length error per strand against the ground truth's; tangent: mean angle between corresponding segments; penetrating: share of non-root vertices inside a solid (head, body, props); jitter: mean ‖x(t) − 2x(t−1) + x(t−2)‖ (the ground truth's in brackets); remote interactions (000 §5.7): of each sampled particle's 50 nearest particles of other strands, the share whose strand is rooted more than 16/128 away in root UV (the ground truth's in brackets), and the share of the ground truth's such pairs the method keeps; preview PSNR / SSIM: the method's preview pictures against the ground truth's, same camera. Oracle rows feed the method the ground truth's own guide strands: their error is the interpolation's alone.\n\n![error per frame](error.png)\n");
         md.push_str(&timings_section(ctx));
         let colours = [
             [200, 40, 40],
