@@ -382,6 +382,23 @@ fn groom_edits_run_in_the_order_given() {
         assert!(o.status.success(), "{}", stderr(&o));
     }
     assert!(tip_x(&a) < -1.0 && tip_x(&b) > 1.0, "{} {}", tip_x(&a), tip_x(&b));
+    // --edit takes the job form, in the same order as the other flags.
+    let (c, d) = (dir.join("c.ply"), dir.join("d.ply"));
+    for (ops, out) in [
+        (&["--edit", "comb=1,0,0", "--edit", "mirror"][..], &c),
+        (&["--mirror", "--edit", "comb=1,0,0@0,0,1,1"][..], &d),
+    ] {
+        let o = edit(ops, out);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert!(tip_x(&c) < -1.0 && tip_x(&d) > 1.0, "{} {}", tip_x(&c), tip_x(&d));
+    let o = edit(&["--edit", "curl=0.5"], &dir.join("e.ply"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("curl takes radius,turns_per_cm"),
+        "{}",
+        stderr(&o)
+    );
     // Halving, with a wrong value refused (exit 2, nothing written).
     let h = dir.join("h.ply");
     let o = edit(&["--length", "0.5"], &h);

@@ -284,6 +284,7 @@ fn job_file_mistakes_are_named() {
         ("frames = 7\n", "frames"),
         ("[groom\n", "job.toml"),
         ("[drape]\nenabled = true\n", "drape.model"),
+        ("[groom]\nedits = ['length=0.5', 'curl=0,1']\n", "groom.edits[1]"),
         (
             "[drape]\nenabled = true\nsolver = 'lbfgs'\n[drape.material]\nstifness = 1.0\n",
             "`drape.material.stifness`",
@@ -794,5 +795,39 @@ fn the_drape_example_runs_end_to_end() {
     for (i, c) in chunked.iter().enumerate() {
         assert!(*c == cache_strands(&drape, i), "frame {i} differs when chunked");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `[groom] edits` run in the prepare stage: the job's groom is the preset's with every strand
+/// cut to half its length, roots where they were.
+#[test]
+fn a_jobs_groom_edits_shape_its_groom() {
+    let dir = common::temp_dir("pipeline-groom-edits");
+    let plain = write_job(&dir, "plain", "");
+    let edited = write_job(&dir, "edited", "");
+    let text = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(
+        &edited,
+        text.replace("points = 12\n", "points = 12\nedits = [\"length=0.5\"]\n"),
+    )
+    .unwrap();
+    for j in [&plain, &edited] {
+        run(&["run", j.to_str().unwrap(), "--only", "prepare", "--json"]);
+    }
+    let groom = |out: &str| {
+        let mut r = tress_formats::tcache::TcacheReader::open(dir.join(out).join("groom.tcache")).unwrap();
+        let counts = r.header.rest.counts.clone();
+        let pts: Vec<glam::Vec3> = r
+            .frame(0)
+            .unwrap()
+            .into_iter()
+            .map(glam::Vec3::from_array)
+            .collect();
+        tress::groom::Groom::new(pts, counts, Default::default()).unwrap()
+    };
+    let (a, b) = (groom("plain"), groom("edited"));
+    assert_eq!(a.roots(), b.roots());
+    let (la, lb): (f32, f32) = (a.lengths().iter().sum(), b.lengths().iter().sum());
+    assert!((lb / la - 0.5).abs() < 1e-3, "{lb} vs {la}");
     let _ = std::fs::remove_dir_all(&dir);
 }

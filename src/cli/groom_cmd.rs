@@ -29,6 +29,12 @@ pub struct EditArgs {
     /// Comb the strands towards a direction: X,Y,Z or X,Y,Z,STRENGTH (0–1, default 1).
     #[arg(long, value_name = "X,Y,Z[,S]", allow_hyphen_values = true)]
     pub comb: Vec<String>,
+    /// Any edit in the form jobs use: length=F, mirror, comb=X,Y,Z[,S], curl=R,F (a helix of
+    /// radius R cm, F turns per cm), straighten=S[,W], parting=U[,W[,S]] (a parting at root-UV
+    /// u = U), copy=U0,V0,U1,V1,DU,DV (a root-UV region's shapes pasted DU,DV away); append
+    /// @U0,V0,U1,V1 to edit only the strands rooted in that root-UV rectangle.
+    #[arg(long, value_name = "OP", allow_hyphen_values = true)]
+    pub edit: Vec<String>,
     #[command(flatten)]
     pub space: super::InputSpace,
     /// The edited groom (.hair, .ply, .data, .tfx, .abc, .usda).
@@ -40,7 +46,7 @@ pub struct EditArgs {
 /// interleaving, which the order of the flags in the arguments gives back).
 fn edits_in_order(a: &EditArgs, args: &[String]) -> Result<Vec<crate::groom::edit::Edit>> {
     use crate::groom::edit::Edit;
-    let (mut l, mut c) = (a.length.iter(), a.comb.iter());
+    let (mut l, mut c, mut g) = (a.length.iter(), a.comb.iter(), a.edit.iter());
     let mut out = Vec::new();
     for arg in args {
         let name = arg.split('=').next().unwrap_or("");
@@ -56,6 +62,11 @@ fn edits_in_order(a: &EditArgs, args: &[String]) -> Result<Vec<crate::groom::edi
                     out.push(Edit::parse(&format!("comb={v}"))?);
                 }
             }
+            "--edit" => {
+                if let Some(v) = g.next() {
+                    out.push(Edit::parse(v)?);
+                }
+            }
             _ => {}
         }
     }
@@ -64,9 +75,12 @@ fn edits_in_order(a: &EditArgs, args: &[String]) -> Result<Vec<crate::groom::edi
     for v in c {
         out.push(Edit::parse(&format!("comb={v}"))?);
     }
+    for v in g {
+        out.push(Edit::parse(v)?);
+    }
     if out.is_empty() {
         return Err(crate::error::Error::Invalid(
-            "groom edit: give at least one of --length, --mirror, --comb".into(),
+            "groom edit: give at least one of --length, --mirror, --comb, --edit".into(),
         ));
     }
     Ok(out)
@@ -112,7 +126,8 @@ pub fn run(cmd: &GroomCommand) -> Result<()> {
                 .iter()
                 .filter(|e| **e == crate::groom::edit::Edit::Mirror)
                 .count();
-            if mirrors != a.mirror as usize {
+            let edit_mirrors = a.edit.iter().filter(|e| e.trim() == "mirror").count();
+            if mirrors != a.mirror as usize + edit_mirrors {
                 return Err(crate::error::Error::Invalid(
                     "groom edit: give --mirror as its own argument".into(),
                 ));

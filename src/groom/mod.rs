@@ -17,6 +17,6 @@ pub use model::{Bounds, Groom, split_strands_mut, strand_length, strand_roots};
 pub use procedural::{GroomParams, Style, generate};
 pub use resample::resample;
 pub use scalp::ScalpShape;
-pub use scalp_uv::{scalp_center, scalp_uv};
+pub use scalp_uv::{root_uvs, scalp_center, scalp_uv};
 pub use stats::GroomStats;
 pub use transform::{Transform, UpAxis};

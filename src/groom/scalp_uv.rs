@@ -76,6 +76,17 @@ pub fn scalp_center(roots: &[Vec3]) -> Vec3 {
     c.as_vec3()
 }
 
+/// Root UVs of a groom: its own when it has them, else 000 App. A around a centre fitted to
+/// the roots.
+pub fn root_uvs(groom: &super::Groom) -> Vec<Vec2> {
+    if let Some(uv) = &groom.attrs.root_uv {
+        return uv.iter().map(|u| Vec2::from_array(*u)).collect();
+    }
+    let roots = groom.roots();
+    let c = scalp_center(&roots);
+    roots.iter().map(|r| scalp_uv(*r, c)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,18 +4,9 @@
 
 use glam::Vec2;
 
-use crate::groom::{Groom, scalp_center, scalp_uv};
+use crate::groom::Groom;
 
-/// Root UVs of the groom: its own when it has them, else 000 App. A around a centre fitted to
-/// the roots.
-pub fn root_uvs(groom: &Groom) -> Vec<Vec2> {
-    if let Some(uv) = &groom.attrs.root_uv {
-        return uv.iter().map(|u| Vec2::from_array(*u)).collect();
-    }
-    let roots = groom.roots();
-    let c = scalp_center(&roots);
-    roots.iter().map(|r| scalp_uv(*r, c)).collect()
-}
+pub use crate::groom::root_uvs;
 
 /// The strand closest to the centre of each non-empty cell of an n × n lattice over `uvs`.
 fn lattice(uvs: &[Vec2], lo: Vec2, size: Vec2, n: usize) -> Vec<usize> {

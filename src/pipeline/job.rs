@@ -32,6 +32,9 @@ pub struct GroomSpec {
     pub points: usize,
     pub scale: f32,
     pub up: UpAxis,
+    /// Edits applied in order after loading (`tress groom edit`'s `--edit` forms, e.g.
+    /// `"length=0.8"`, `"curl=1,0.2@0,0,0.5,1"`).
+    pub edits: Vec<String>,
 }
 
 impl Default for GroomSpec {
@@ -43,6 +46,7 @@ impl Default for GroomSpec {
             points: 25,
             scale: 1.0,
             up: UpAxis::Y,
+            edits: Vec::new(),
         }
     }
 }
@@ -595,6 +599,10 @@ impl Job {
         if let Some(p) = &groom.preset {
             crate::groom::presets::load(p)
                 .map_err(|e| Error::Invalid(format!("{origin}: groom.preset: {e}")))?;
+        }
+        for (i, e) in groom.edits.iter().enumerate() {
+            crate::groom::edit::Edit::parse(e)
+                .map_err(|x| Error::Invalid(format!("{origin}: groom.edits[{i}]: {x}")))?;
         }
         let mut head: HeadSpec = section(get("head"), "head", origin)?;
         if groom.file.is_some() && head.collider == "procedural" {

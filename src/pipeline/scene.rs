@@ -45,11 +45,20 @@ pub fn build_groom(job: &Job) -> Result<SceneGroom> {
     }
     if scene.groom.attrs.root_uv.is_none() {
         scene.groom.attrs.root_uv = Some(
-            crate::guides::root_uvs(&scene.groom)
+            crate::groom::root_uvs(&scene.groom)
                 .iter()
                 .map(|u| u.to_array())
                 .collect(),
         );
+    }
+    if !job.groom.edits.is_empty() {
+        let edits = job
+            .groom
+            .edits
+            .iter()
+            .map(|e| crate::groom::edit::Edit::parse(e))
+            .collect::<Result<Vec<_>>>()?;
+        scene.groom = crate::groom::edit::apply(&scene.groom, &edits)?;
     }
     Ok(scene)
 }
