@@ -204,6 +204,10 @@ pub fn head_from_spec(spec: &str, roots: &[Vec3], transform: &Transform) -> Resu
 /// procedural cranium and the head alone otherwise (tress does not know where an arbitrary
 /// head's shoulders are).
 pub fn body_params(name: Option<&str>, head: &HeadShape) -> Result<BodyParams> {
+    // An animated body mesh is the body: no neck or shoulder capsules beside it.
+    if name.is_some_and(crate::collide::deforming::is_body_mesh) {
+        return BodyParams::preset("head_only");
+    }
     let default = match head {
         HeadShape::Procedural(_) => "default",
         _ => "head_only",
@@ -226,6 +230,43 @@ pub fn place_track(track: HeadTrack, from_file: bool, transform: &Transform, sta
 /// Colliders of the scene moved by `track`.
 pub fn colliders(head: HeadShape, body: &BodyParams, track: HeadTrack) -> Colliders {
     body::colliders(head, body, track)
+}
+
+/// Adds the animated body mesh a body setting names, if it names one
+/// ([`crate::collide::deforming::is_body_mesh`]), as a solid of its own in world space: one
+/// distance grid per mesh frame, of `cell` cm or 0.5 cm if coarser, blended in time. Returns
+/// a description with the frames and the grid cost per frame.
+pub fn add_body_mesh(
+    c: &mut Colliders,
+    spec: Option<&str>,
+    transform: &Transform,
+    fps: f64,
+    cell: f32,
+) -> Result<Option<String>> {
+    use crate::collide::deforming::{DeformingSdf, is_body_mesh, read_body_frames};
+    let Some(spec) = spec.filter(|s| is_body_mesh(s)) else {
+        return Ok(None);
+    };
+    let frames = read_body_frames(spec, transform, fps)?;
+    let params = SdfParams {
+        cell: cell.max(0.5),
+        ..Default::default()
+    };
+    let body = DeformingSdf::new(&frames, &params)?;
+    let what = format!(
+        "{spec}: {} frames from {:.3} s to {:.3} s, {} cm grids, {:.2} s per frame to build",
+        body.times.len(),
+        body.times[0],
+        body.times[body.times.len() - 1],
+        params.cell,
+        body.build_seconds_per_frame
+    );
+    c.add_prop(
+        "body mesh",
+        Box::new(body),
+        HeadTrack::still(crate::motion::Pose::IDENTITY),
+    );
+    Ok(Some(what))
 }
 
 /// A groom on its body, ready for the quasi-static drape (`tress drape`, `tress train drape`).

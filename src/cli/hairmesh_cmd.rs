@@ -82,7 +82,8 @@ pub struct SimulateArgs {
     /// presets, sphere otherwise.
     #[arg(long, value_name = "MESH|sphere|procedural|none")]
     pub head: Option<String>,
-    /// Body colliders under the head: default (neck and shoulders), head_only, or a TOML file.
+    /// Body colliders under the head: default (neck and shoulders), head_only, a TOML file, or
+    /// an animated body mesh (an .abc polymesh, or an OBJ sequence such as body.####.obj).
     #[arg(long, value_name = "PRESET|FILE")]
     pub body: Option<String>,
     /// A motion preset (gentle, walk, turn, violent) or a TOML file of one [default: still].
@@ -303,7 +304,9 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
     } else {
         let (head, what) = head_shape(&head_spec, &head_scene, &t, a.sdf_cell)?;
         let body = body_params(a.body.as_deref(), &head)?;
-        (colliders(head, &body, track), what)
+        let mut c = colliders(head, &body, track);
+        crate::scene::add_body_mesh(&mut c, a.body.as_deref(), &t, a.fps, a.sdf_cell)?;
+        (c, what)
     };
     let mut params = match &a.solver {
         Some(path) => {

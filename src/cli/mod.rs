@@ -59,7 +59,8 @@ pub struct HeadArgs {
     /// Default: procedural for presets, sphere otherwise.
     #[arg(long, value_name = "MESH|sphere|procedural")]
     pub head: Option<String>,
-    /// Body colliders under the head: default (neck and shoulders), head_only, or a TOML file.
+    /// Body colliders under the head: default (neck and shoulders), head_only, a TOML file, or
+    /// an animated body mesh (an .abc polymesh, or an OBJ sequence such as body.####.obj).
     #[arg(long, value_name = "PRESET|FILE")]
     pub body: Option<String>,
 }

@@ -151,6 +151,14 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
     } else {
         (HeadTrack::still(Pose::IDENTITY), "still head".to_string())
     };
+    let mut all_colliders = colliders(head, &body, track);
+    let body_mesh = crate::scene::add_body_mesh(
+        &mut all_colliders,
+        a.head.body.as_deref(),
+        &transform,
+        a.fps,
+        a.sdf_cell,
+    )?;
     let material_name = a
         .material
         .clone()
@@ -202,8 +210,7 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
                 &AdaptiveOptions::default(),
             )?;
 
-            let (h2, _) = head_shape(&head_spec, &scene, &transform, a.sdf_cell)?;
-            let projection = colliders(h2, &body, track.clone());
+            let projection = all_colliders.clone();
             let margin = options(a).collision_margin;
             let up = Upsampler::new(
                 model,
@@ -219,13 +226,7 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             (g, t)
         }
     };
-    let mut sim = Simulation::new(
-        &simulated,
-        material,
-        options(a),
-        colliders(head, &body, track),
-        start,
-    );
+    let mut sim = Simulation::new(&simulated, material, options(a), all_colliders, start);
     let work_dir = a.work_dir.clone().unwrap_or_else(|| {
         let mut p = a.output[0].clone().into_os_string();
         p.push(".work");
@@ -254,6 +255,9 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             );
         }
         eprintln!("head      {head_what}");
+        if let Some(b) = &body_mesh {
+            eprintln!("body      {b}");
+        }
         eprintln!("motion    {motion_what}");
         eprintln!(
             "material  {material_name}; {:?} integrator, {} substeps{}",

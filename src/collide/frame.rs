@@ -24,6 +24,7 @@ struct Motion {
 /// [`Colliders`] at one time; see [`Colliders::at`].
 pub struct ColliderFrame<'a> {
     colliders: &'a Colliders,
+    t: f64,
     parts: Vec<Part>,
     head: Motion,
     torso: Motion,
@@ -58,6 +59,7 @@ impl Colliders {
         };
         ColliderFrame {
             colliders: self,
+            t,
             parts,
             head: motion(&self.head),
             torso: motion(&self.torso),
@@ -84,24 +86,25 @@ impl ColliderFrame<'_> {
 
     /// The contact with the deepest collider whose part `keep` accepts.
     pub fn query_where(&self, p: Vec3, keep: impl Fn(Follow) -> bool) -> Option<Contact> {
-        let mut best: Option<(f32, Vec3, usize)> = None;
+        let mut best: Option<(f32, Vec3, Vec3, usize)> = None;
         for (i, (c, part)) in self.colliders.parts.iter().zip(&self.parts).enumerate() {
             if !keep(part.follows) {
                 continue;
             }
-            let (d, n) = c.shape.sdf(part.to_local.transform_point3(p));
-            if best.is_none_or(|(b, _, _)| d < b) {
-                best = Some((d, n, i));
+            let (d, n, v) = c.shape.sdf_at(part.to_local.transform_point3(p), self.t);
+            if best.is_none_or(|(b, _, _, _)| d < b) {
+                best = Some((d, n, v, i));
             }
         }
-        best.map(|(distance, n, i)| {
+        best.map(|(distance, n, own, i)| {
             let part = &self.parts[i];
             let m = match part.follows {
                 Follow::Head => self.head,
                 Follow::Torso => self.torso,
                 Follow::Prop(i) => self.props[i],
             };
-            let velocity = m.linear + m.angular.cross(Vec3A::from(p) - m.center);
+            let velocity =
+                m.linear + m.angular.cross(Vec3A::from(p) - m.center) + part.rotation * Vec3A::from(own);
             Contact {
                 distance,
                 normal: (part.rotation * Vec3A::from(n)).into(),

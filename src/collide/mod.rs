@@ -4,6 +4,7 @@
 //! and the velocity of the collider's surface there (for friction, 001 §7.1).
 
 pub mod body;
+pub mod deforming;
 pub mod frame;
 pub mod grid;
 pub mod head_fit;
@@ -27,6 +28,14 @@ pub use shapes::{Capsule, Ellipsoid, Sphere};
 pub trait Shape: Send + Sync {
     /// Signed distance (negative inside) and outward unit gradient at `p`.
     fn sdf(&self, p: Vec3) -> (f32, Vec3);
+
+    /// Signed distance, outward gradient and the surface's own velocity (object space) at `p`,
+    /// time `t` (s): shapes that change over time ([`deforming::DeformingSdf`]) override it;
+    /// rigid shapes are [`Shape::sdf`] at any time, still.
+    fn sdf_at(&self, p: Vec3, _t: f64) -> (f32, Vec3, Vec3) {
+        let (d, n) = self.sdf(p);
+        (d, n, Vec3::ZERO)
+    }
 }
 
 /// What a query returns.
@@ -143,20 +152,20 @@ impl Colliders {
         let mut best: Option<(Contact, usize)> = None;
         for (i, (c, pose)) in self.parts.iter().zip(poses).enumerate() {
             let local = pose.inverse().apply_f32(p);
-            let (d, n) = c.shape.sdf(local);
+            let (d, n, v) = c.shape.sdf_at(local, t);
             if best.is_none_or(|(b, _)| d < b.distance) {
                 best = Some((
                     Contact {
                         distance: d,
                         normal: pose.rotate_f32(n),
-                        velocity: Vec3::ZERO,
+                        velocity: pose.rotate_f32(v),
                     },
                     i,
                 ));
             }
         }
         best.map(|(mut c, i)| {
-            c.velocity = self.track(self.parts[i].follows).point_velocity(p, t);
+            c.velocity += self.track(self.parts[i].follows).point_velocity(p, t);
             c
         })
     }

@@ -616,6 +616,12 @@ impl Job {
                 .display()
                 .to_string();
         }
+        // An animated body mesh is a file (or sequence) relative to the job file.
+        if let Some(b) = &head.body
+            && crate::collide::deforming::is_body_mesh(b)
+        {
+            head.body = Some(dir.join(expand_env(b, origin)?).display().to_string());
+        }
         let mut motion: MotionSpec = section(get("motion"), "motion", origin)?;
         for p in [&mut motion.gltf, &mut motion.abc, &mut motion.track]
             .into_iter()

@@ -124,13 +124,26 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
         "head": j.head, "motion": j.motion, "frames": [j.first, j.last], "fps": j.fps,
         "scale": j.groom.scale, "up": j.groom.up, "colliders": j.colliders,
     });
-    let motion_files = |m: &super::job::MotionSpec| {
-        external(&[
+    // The files a scene reads besides the groom and head: the motion's and an animated body
+    // mesh's (their content, not only their names, keys the stages).
+    let body_mesh: Vec<String> = match j.head.body.as_deref() {
+        Some(b) if crate::collide::deforming::is_body_mesh(b) => crate::collide::deforming::body_files(b)?
+            .into_iter()
+            .map(|(_, p)| p.display().to_string())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let motion_files = |m: &super::job::MotionSpec| -> Result<Vec<OutputFile>> {
+        let mut files = external(&[
             m.gltf.as_deref(),
             m.abc.as_deref(),
             m.track.as_deref(),
             m.preset.as_deref(),
-        ])
+        ])?;
+        files.extend(external(
+            &body_mesh.iter().map(|p| Some(p.as_str())).collect::<Vec<_>>(),
+        )?);
+        Ok(files)
     };
     let prepared = |ctx: &Ctx| -> Result<Vec<OutputFile>> { Ok(ctx.record(Stage::Prepare)?.outputs.clone()) };
     let training =

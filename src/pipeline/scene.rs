@@ -179,6 +179,13 @@ pub fn job_colliders_on_body(
     let body = body_params(job.head.body.as_deref(), &shape)?;
     let center = crate::collide::body::head_center(&shape);
     let mut c = colliders(shape, &body, track(job)?.0);
+    crate::scene::add_body_mesh(
+        &mut c,
+        job.head.body.as_deref(),
+        &transform(job),
+        job.fps,
+        job.head.sdf_cell,
+    )?;
     add_props(job, &mut c)?;
     Ok((c, center, body))
 }
