@@ -47,11 +47,21 @@ impl DeformingSdf {
             return Err(Error::Invalid("the body mesh's frame times must increase".into()));
         }
         let clock = Instant::now();
-        // Frames one after the other: each build is parallel inside.
-        let grids = frames
-            .iter()
-            .map(|(_, m)| build(m, params))
-            .collect::<Result<Vec<_>>>()?;
+        // Frames one after the other: each build is parallel inside. All the frames' grids
+        // together stay under the one-grid limit.
+        let mut grids = Vec::with_capacity(frames.len());
+        let mut nodes = 0u64;
+        for (t, m) in frames {
+            let g = build(m, params)?;
+            nodes += g.values.len() as u64;
+            if nodes > super::mesh_sdf::MAX_NODES {
+                return Err(Error::Invalid(format!(
+                    "the body mesh's distance grids pass {} nodes at its frame at {t:.3} s: use coarser cells or fewer frames",
+                    super::mesh_sdf::MAX_NODES
+                )));
+            }
+            grids.push(g);
+        }
         Ok(DeformingSdf {
             times: frames.iter().map(|f| f.0).collect(),
             grids,
