@@ -119,7 +119,7 @@ pub fn is_body_mesh(spec: &str) -> bool {
 /// files of an OBJ sequence (`body.####.obj`: every file whose `#`s are digits, at frame / fps).
 pub fn read_body_frames(spec: &str, transform: &Transform, fps: f64) -> Result<Vec<(f64, TriMesh)>> {
     let mut frames = if spec.to_ascii_lowercase().ends_with(".abc") {
-        abc_frames(Path::new(spec))?
+        super::head_mesh::abc_polymesh_samples(Path::new(spec), false)?
     } else {
         obj_frames(spec, fps)?
     };
@@ -175,45 +175,6 @@ fn obj_frames(pattern: &str, fps: f64) -> Result<Vec<(f64, TriMesh)>> {
         .par_iter()
         .map(|(n, p)| Ok((*n as f64 / fps, tress_formats::obj::read(p)?)))
         .collect()
-}
-
-fn abc_frames(path: &Path) -> Result<Vec<(f64, TriMesh)>> {
-    use tress_formats::InFile;
-    use tress_formats::alembic::cache::AbcReader;
-    use tress_formats::alembic::schema::SchemaKind;
-    use tress_formats::alembic::schema::polymesh::PolyMeshReader;
-    let r = AbcReader::open(path)?;
-    let obj = r
-        .archive
-        .objects()
-        .in_file(path)?
-        .into_iter()
-        .find(|o| SchemaKind::of(o) == SchemaKind::PolyMesh)
-        .ok_or_else(|| Error::Invalid(format!("{}: no polymesh", path.display())))?;
-    let m = PolyMeshReader::open(&r.archive, &obj).in_file(path)?;
-    let sampling = &r.archive.time_samplings[m.positions.header.time_sampling as usize];
-    let mut frames = Vec::new();
-    for i in 0..m.num_samples() {
-        let s = m.sample(&r.archive, i).in_file(path)?;
-        let t = sampling.time(i);
-        let w = glam::DMat4::from_cols_array_2d(&r.world_matrix(&obj.full_name, t)?);
-        frames.push((
-            t,
-            TriMesh {
-                positions: s
-                    .positions
-                    .iter()
-                    .map(|p| {
-                        w.transform_point3(Vec3::from_array(*p).as_dvec3())
-                            .as_vec3()
-                            .to_array()
-                    })
-                    .collect(),
-                triangles: s.triangles(),
-            },
-        ));
-    }
-    Ok(frames)
 }
 
 #[cfg(test)]

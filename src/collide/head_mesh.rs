@@ -56,40 +56,51 @@ pub fn read_mesh(path: &Path) -> Result<TriMesh> {
             }
             Ok(out)
         }
-        Some("abc") => {
-            let r = AbcReader::open(path)?;
-            let obj = r
-                .archive
-                .objects()
-                .in_file(path)?
-                .into_iter()
-                .find(|o| SchemaKind::of(o) == SchemaKind::PolyMesh)
-                .ok_or_else(|| Error::Invalid(format!("{}: no polymesh", path.display())))?;
-            let m = PolyMeshReader::open(&r.archive, &obj).in_file(path)?;
-            let s = m.sample(&r.archive, 0).in_file(path)?;
-            let w = glam::DMat4::from_cols_array_2d(&r.world_matrix(
-                &obj.full_name,
-                r.archive.time_samplings[m.positions.header.time_sampling as usize].time(0),
-            )?);
-            let triangles = s.triangles();
-            Ok(TriMesh {
-                positions: s
-                    .positions
-                    .iter()
-                    .map(|p| {
-                        w.transform_point3(Vec3::from_array(*p).as_dvec3())
-                            .as_vec3()
-                            .to_array()
-                    })
-                    .collect(),
-                triangles,
-            })
-        }
+        Some("abc") => Ok(abc_polymesh_samples(path, true)?.remove(0).1),
         _ => Err(Error::Invalid(format!(
             "{}: unknown mesh format (known: .obj, .glb, .gltf, .abc)",
             path.display()
         ))),
     }
+}
+
+/// The first polymesh of an Alembic file, in world space, at each sample's time (only the first
+/// sample with `first_only`).
+pub fn abc_polymesh_samples(path: &Path, first_only: bool) -> Result<Vec<(f64, TriMesh)>> {
+    let r = AbcReader::open(path)?;
+    let obj = r
+        .archive
+        .objects()
+        .in_file(path)?
+        .into_iter()
+        .find(|o| SchemaKind::of(o) == SchemaKind::PolyMesh)
+        .ok_or_else(|| Error::Invalid(format!("{}: no polymesh", path.display())))?;
+    let m = PolyMeshReader::open(&r.archive, &obj).in_file(path)?;
+    let sampling = &r.archive.time_samplings[m.positions.header.time_sampling as usize];
+    let count = if first_only { 1 } else { m.num_samples() };
+    let mut out = Vec::with_capacity(count);
+    for i in 0..count {
+        let s = m.sample(&r.archive, i).in_file(path)?;
+        let t = sampling.time(i);
+        let w = glam::DMat4::from_cols_array_2d(&r.world_matrix(&obj.full_name, t)?);
+        let positions = s
+            .positions
+            .iter()
+            .map(|p| {
+                w.transform_point3(Vec3::from_array(*p).as_dvec3())
+                    .as_vec3()
+                    .to_array()
+            })
+            .collect();
+        out.push((
+            t,
+            TriMesh {
+                positions,
+                triangles: s.triangles(),
+            },
+        ));
+    }
+    Ok(out)
 }
 
 /// Applies a unit / axis conversion to a mesh.
