@@ -235,13 +235,15 @@ pub fn colliders(head: HeadShape, body: &BodyParams, track: HeadTrack) -> Collid
 /// Adds the animated body mesh a body setting names, if it names one
 /// ([`crate::collide::deforming::is_body_mesh`]), as a solid of its own in world space: one
 /// distance grid per mesh frame, of `cell` cm or 0.5 cm if coarser, blended in time. Returns
-/// a description with the frames and the grid cost per frame.
+/// a description with the frames and the grid cost per frame. With `cache` (a folder), the
+/// frames' grids are kept there and reused while their meshes are the same.
 pub fn add_body_mesh(
     c: &mut Colliders,
     spec: Option<&str>,
     transform: &Transform,
     fps: f64,
     cell: f32,
+    cache: Option<&Path>,
 ) -> Result<Option<String>> {
     use crate::collide::deforming::{DeformingSdf, is_body_mesh, read_body_frames};
     let Some(spec) = spec.filter(|s| is_body_mesh(s)) else {
@@ -252,9 +254,9 @@ pub fn add_body_mesh(
         cell: cell.max(0.5),
         ..Default::default()
     };
-    let body = DeformingSdf::new(&frames, &params)?;
+    let body = DeformingSdf::new(&frames, &params, cache)?;
     let what = format!(
-        "{spec}: {} frames from {:.3} s to {:.3} s, {} cm grids, {:.2} s per frame to build",
+        "{spec}: {} frames from {:.3} s to {:.3} s, {} cm grids, {:.2} s per frame to build or read",
         body.times.len(),
         body.times[0],
         body.times[body.times.len() - 1],

@@ -155,7 +155,7 @@ fn a_still_body_mesh_simulates_as_the_rigid_grid() {
     };
     let rigid = with(Box::new(build(&mesh, &sdf).unwrap()));
     let frames = [(0.0, mesh.clone()), (0.5, mesh.clone()), (1.0, mesh.clone())];
-    let still = with(Box::new(DeformingSdf::new(&frames, &sdf).unwrap()));
+    let still = with(Box::new(DeformingSdf::new(&frames, &sdf, None).unwrap()));
     let run = |c: Colliders| {
         let mut sim = Simulation::new(
             &groom,

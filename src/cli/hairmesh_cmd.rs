@@ -305,7 +305,7 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
         let (head, what) = head_shape(&head_spec, &head_scene, &t, a.sdf_cell)?;
         let body = body_params(a.body.as_deref(), &head)?;
         let mut c = colliders(head, &body, track);
-        crate::scene::add_body_mesh(&mut c, a.body.as_deref(), &t, a.fps, a.sdf_cell)?;
+        crate::scene::add_body_mesh(&mut c, a.body.as_deref(), &t, a.fps, a.sdf_cell, None)?;
         (c, what)
     };
     let mut params = match &a.solver {

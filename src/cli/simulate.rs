@@ -158,6 +158,7 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         &transform,
         a.fps,
         a.sdf_cell,
+        None,
     )?;
     let material_name = a
         .material

@@ -33,8 +33,11 @@ pub struct DeformingSdf {
 }
 
 impl DeformingSdf {
-    /// Grids of every mesh frame `(time, mesh)` (times increasing).
-    pub fn new(frames: &[(f64, TriMesh)], params: &SdfParams) -> Result<DeformingSdf> {
+    /// Grids of every mesh frame `(time, mesh)` (times increasing). With `cache`, a folder, each
+    /// frame's grid is kept there (`frame.K.sdf`, with its mesh's digest) and read back instead
+    /// of built again while its mesh and cell size are the same: a job's stages build the body
+    /// once.
+    pub fn new(frames: &[(f64, TriMesh)], params: &SdfParams, cache: Option<&Path>) -> Result<DeformingSdf> {
         if frames.is_empty() {
             return Err(Error::Invalid(
                 "a deforming body needs at least one mesh frame".into(),
@@ -51,8 +54,17 @@ impl DeformingSdf {
         // together stay under the one-grid limit.
         let mut grids = Vec::with_capacity(frames.len());
         let mut nodes = 0u64;
-        for (t, m) in frames {
-            let g = build(m, params)?;
+        if let Some(dir) = cache {
+            std::fs::create_dir_all(dir).map_err(|e| Error::Write {
+                path: dir.to_path_buf(),
+                source: e,
+            })?;
+        }
+        for (k, (t, m)) in frames.iter().enumerate() {
+            let g = match cache {
+                Some(dir) => cached_grid(&dir.join(format!("frame.{k}.sdf")), m, params)?,
+                None => build(m, params)?,
+            };
             nodes += g.values.len() as u64;
             if nodes > super::mesh_sdf::MAX_NODES {
                 return Err(Error::Invalid(format!(
@@ -105,6 +117,24 @@ impl Shape for DeformingSdf {
         let rate = (d1 - d0) / (self.times[b] - self.times[a]) as f32;
         (d, n, -rate * n)
     }
+}
+
+/// The grid of `mesh` kept at `path`, or built (and kept there) when the file is missing or was
+/// made from another mesh or cell size.
+fn cached_grid(path: &Path, mesh: &TriMesh, params: &SdfParams) -> Result<SdfGrid> {
+    use super::head_mesh::{from_file, mesh_digest, to_file};
+    let digest = mesh_digest(mesh);
+    if let Ok(f) = tress_formats::sdf::read(path)
+        && f.mesh_digest == digest
+        && f.cell == params.cell
+        && f.band_cells == params.band_cells
+    {
+        return Ok(from_file(f));
+    }
+    let g = build(mesh, params)?;
+    tress_formats::sdf::write(path, &to_file(&g, params.band_cells, digest))
+        .map_err(|e| crate::error::output_error(path, e))?;
+    Ok(g)
 }
 
 /// Whether a body setting names an animated body mesh (an `.abc` file, or an `.obj` sequence
@@ -195,7 +225,7 @@ mod tests {
             cell: 0.1,
             ..Default::default()
         };
-        let d = DeformingSdf::new(&[(0.0, ball(5.0)), (1.0, ball(6.0))], &params).unwrap();
+        let d = DeformingSdf::new(&[(0.0, ball(5.0)), (1.0, ball(6.0))], &params, None).unwrap();
         let p = Vec3::new(0.0, 5.5, 0.0);
         let (dist, n, v) = d.sdf_at(p, 0.5);
         assert!(dist.abs() < 0.01, "{dist}");
@@ -209,8 +239,12 @@ mod tests {
         let (d1, _, v1) = d.sdf_at(p, 2.0);
         assert!((d0 - 0.5).abs() < 0.01 && (d1 + 0.5).abs() < 0.01, "{d0} {d1}");
         assert_eq!((v0, v1), (Vec3::ZERO, Vec3::ZERO));
-        let still =
-            DeformingSdf::new(&[(0.0, ball(5.0)), (0.5, ball(5.0)), (1.0, ball(5.0))], &params).unwrap();
+        let still = DeformingSdf::new(
+            &[(0.0, ball(5.0)), (0.5, ball(5.0)), (1.0, ball(5.0))],
+            &params,
+            None,
+        )
+        .unwrap();
         let rigid = build(&ball(5.0), &params).unwrap();
         for q in [Vec3::new(1.0, 4.0, 2.0), Vec3::new(-3.0, 0.5, 4.2), Vec3::ZERO] {
             for t in [0.1, 0.5, 0.77] {
@@ -220,5 +254,30 @@ mod tests {
             }
         }
         assert!(is_body_mesh("body.####.obj") && is_body_mesh("anim.abc") && !is_body_mesh("default"));
+    }
+
+    /// Kept grids are read back while the meshes are the same and built again when one
+    /// changes.
+    #[test]
+    fn kept_grids_are_reused_only_for_the_same_mesh() {
+        let dir = std::env::temp_dir().join(format!("tress-body-cache-{}", std::process::id()));
+        let params = SdfParams {
+            cell: 0.5,
+            ..Default::default()
+        };
+        let frames = [(0.0, ball(5.0)), (1.0, ball(6.0))];
+        let a = DeformingSdf::new(&frames, &params, Some(&dir)).unwrap();
+        let kept = dir.join("frame.1.sdf");
+        let stamp = std::fs::metadata(&kept).unwrap().modified().unwrap();
+        let b = DeformingSdf::new(&frames, &params, Some(&dir)).unwrap();
+        assert_eq!(std::fs::metadata(&kept).unwrap().modified().unwrap(), stamp);
+        for (x, y) in a.grids.iter().zip(&b.grids) {
+            assert_eq!(x.values, y.values);
+        }
+        let changed = [(0.0, ball(5.0)), (1.0, ball(7.0))];
+        let c = DeformingSdf::new(&changed, &params, Some(&dir)).unwrap();
+        let fresh = build(&ball(7.0), &params).unwrap();
+        assert_eq!(c.grids[1].values, fresh.values);
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

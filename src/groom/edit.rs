@@ -324,8 +324,14 @@ pub fn apply(groom: &Groom, edits: &[Edit]) -> Result<Groom> {
     for e in edits {
         e.check()
             .map_err(|w| Error::Invalid(format!("groom edit: {w}")))?;
-        // Root UVs as they are now (mirror changes them).
-        let uvs = super::root_uvs(&Groom::new(points.clone(), counts.clone(), attrs.clone())?);
+        // Root UVs as they are now (mirror changes them), for the edits that use them.
+        let uvs = match e {
+            Edit::Within { .. } | Edit::Parting { .. } | Edit::Copy { .. } => {
+                let roots: Vec<Vec3> = offsets[..offsets.len() - 1].iter().map(|&o| points[o]).collect();
+                super::scalp_uv::root_uvs_of(&roots, attrs.root_uv.as_deref())
+            }
+            _ => Vec::new(),
+        };
         let (region, op) = match e {
             Edit::Within { region, edit } => (Some(*region), &**edit),
             e => (None, e),

@@ -79,11 +79,15 @@ pub fn scalp_center(roots: &[Vec3]) -> Vec3 {
 /// Root UVs of a groom: its own when it has them, else 000 App. A around a centre fitted to
 /// the roots.
 pub fn root_uvs(groom: &super::Groom) -> Vec<Vec2> {
-    if let Some(uv) = &groom.attrs.root_uv {
+    root_uvs_of(&groom.roots(), groom.attrs.root_uv.as_deref())
+}
+
+/// [`root_uvs`] of strands with these roots and, if they have them, their own root UVs.
+pub fn root_uvs_of(roots: &[Vec3], given: Option<&[[f32; 2]]>) -> Vec<Vec2> {
+    if let Some(uv) = given {
         return uv.iter().map(|u| Vec2::from_array(*u)).collect();
     }
-    let roots = groom.roots();
-    let c = scalp_center(&roots);
+    let c = scalp_center(roots);
     roots.iter().map(|r| scalp_uv(*r, c)).collect()
 }
 

@@ -185,6 +185,7 @@ pub fn job_colliders_on_body(
         &transform(job),
         job.fps,
         job.head.sdf_cell,
+        Some(&out.join("body")),
     )?;
     add_props(job, &mut c)?;
     Ok((c, center, body))
