@@ -201,6 +201,33 @@ impl MssScene {
     }
 }
 
+impl MssScene {
+    /// The scene as `.mss` text (`v`, `s`, `z`, `c`, `h` records, as the project's generator
+    /// writes them); [`parse`] reads it back to the same scene (numbers in shortest round-trip
+    /// form).
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut t = String::new();
+        for p in &self.particles {
+            let [x, y, z] = p.position;
+            let [a, b, c] = p.velocity;
+            let _ = writeln!(t, "v {x} {y} {z} {a} {b} {c} {}", p.mass);
+        }
+        for s in &self.springs {
+            let _ = writeln!(t, "s {} {} {}", s.a, s.b, s.stiffness);
+        }
+        for p in &self.pins {
+            let [x, y, z] = p.anchor;
+            let _ = writeln!(t, "z {} {x} {y} {z} {}", p.particle, p.stiffness);
+        }
+        let [x, y, z] = self.head_center;
+        let _ = writeln!(t, "c {x} {y} {z}");
+        let [x, y, z] = self.head_velocity;
+        let _ = writeln!(t, "h {x} {y} {z}");
+        t
+    }
+}
+
 /// Reads a scene from disk.
 pub fn read(path: impl AsRef<Path>) -> Result<MssScene> {
     let path = path.as_ref();
@@ -227,6 +254,12 @@ s 0 1 25\nz 0 0 1 0 200\ns 1 2 25\ns 4 3 25\nz 3 0 0 1 200\nc 0.5 -1.25 2\nh 0.2
         assert_eq!(st.counts, vec![3, 2]);
         // The second strand starts at its pinned particle (3), not at particle 4.
         assert_eq!(st.points[3], [0.0, 0.0, 1.0]);
+    }
+
+    #[test]
+    fn text_round_trips() {
+        let s = parse(SCENE.as_bytes()).unwrap();
+        assert_eq!(parse(s.to_text().as_bytes()).unwrap(), s);
     }
 
     #[test]

@@ -278,7 +278,7 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
             SceneGroom {
                 groom: Groom::uniform(columns, mesh.layers, Default::default())?,
                 procedural: None,
-                tfx_shapes: None,
+                file_shapes: None,
                 source: a
                     .mesh
                     .as_ref()

@@ -89,7 +89,11 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
             )));
         }
         let outputs: Vec<PathBuf> = items.iter().map(|j| j.output.clone()).collect();
-        let path = crate::pipeline::report::batch_summary(&job, &outputs)?;
+        let trajectory = crate::pipeline::trajectory::run(&job, &items, a.json)?;
+        let path = crate::pipeline::report::batch_summary(&job, &outputs, trajectory.as_ref())?;
+        for f in crate::pipeline::trajectory::files(&job) {
+            output_file(&f);
+        }
         output_file(&path);
         return Ok(());
     }
@@ -162,8 +166,12 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
     }
     if batch && a.item.is_none() && a.only.is_empty() {
         let outputs: Vec<PathBuf> = reports.iter().map(|r| r.output.clone()).collect();
-        let path = crate::pipeline::report::batch_summary(&job, &outputs)?;
+        let trajectory = crate::pipeline::trajectory::run(&job, &job.items()?, a.json)?;
+        let path = crate::pipeline::report::batch_summary(&job, &outputs, trajectory.as_ref())?;
         if !a.json {
+            for f in crate::pipeline::trajectory::files(&job) {
+                output_file(&f);
+            }
             output_file(&path);
         }
     }

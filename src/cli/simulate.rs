@@ -31,8 +31,16 @@ pub enum Mode {
 pub struct SimulateArgs {
     /// Groom file (.hair, .data, .ply, .tfx, .tfxproj, .abc, …) or a procedural preset:
     /// straight, wavy, curly.
-    #[arg(long, value_name = "FILE|PRESET")]
-    pub groom: String,
+    #[arg(long, value_name = "FILE|PRESET", required_unless_present = "scene")]
+    pub groom: Option<String>,
+    /// A mass-spring scene of the student project (.mss): its hair, sphere head, head
+    /// velocity, springs and explicit integrator, each overridable (--motion, --material,
+    /// --integrator, --substeps).
+    #[arg(long, value_name = "F.mss", conflicts_with_all = ["groom", "strands", "head"])]
+    pub scene: Option<PathBuf>,
+    /// Centimetres per unit of a --scene (its head is a unit sphere).
+    #[arg(long, value_name = "CM", default_value_t = crate::scene::mss::DEFAULT_UNIT_CM)]
+    pub unit: f32,
     /// Strands of a procedural groom preset.
     #[arg(long)]
     pub strands: Option<usize>,
@@ -107,16 +115,19 @@ pub struct SimulateArgs {
     pub json: bool,
 }
 
-fn options(a: &SimulateArgs) -> SimOptions {
-    let mut o = SimOptions::default();
+fn options(a: &SimulateArgs, mss: Option<&crate::scene::mss::MssPhysics>) -> SimOptions {
+    let mut o = match mss {
+        Some(p) => crate::scene::mss::sim_options(p, crate::scene::mss::DEFAULT_SUBSTEPS),
+        None => SimOptions::default(),
+    };
     if let Some(k) = a.substeps {
         o.substeps = k;
     }
-    o.adaptive = !a.fixed_substeps;
+    o.adaptive = o.adaptive && !a.fixed_substeps;
     if let Some(i) = a.integrator {
         o.integrator = i;
     }
-    o.hair_hair = !a.no_hair_hair;
+    o.hair_hair = o.hair_hair && !a.no_hair_hair;
     if let Some(p) = a.preroll {
         o.preroll_frames = p;
     }
@@ -135,16 +146,53 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             .build_global()
             .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
     }
-    let transform = Transform {
-        scale: a.space.scale,
-        up: a.space.up,
+    // An .mss scene: its groom and sphere head in scene units of --unit cm, and its physics.
+    let mss = match &a.scene {
+        Some(path) => {
+            if a.space.scale != 1.0 || a.space.up != crate::groom::UpAxis::Y {
+                return Err(Error::Invalid(
+                    "--scene takes its size from --unit (cm per scene unit), not --scale / --up".into(),
+                ));
+            }
+            let file = tress_formats::mss::read(path)?;
+            let phys = crate::scene::mss::physics(&file, a.unit, crate::groom::UpAxis::Y)
+                .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+            Some((path.display().to_string(), phys))
+        }
+        None => None,
     };
-    let scene = load_groom(&a.groom, &transform, a.strands)?;
+    let transform = match &mss {
+        Some(_) => Transform {
+            scale: a.unit,
+            up: crate::groom::UpAxis::Y,
+        },
+        None => Transform {
+            scale: a.space.scale,
+            up: a.space.up,
+        },
+    };
+    let scene = match (&mss, &a.groom) {
+        (Some((path, _)), _) => crate::scene::file_groom(std::path::Path::new(path), &transform)?,
+        (None, Some(g)) => load_groom(g, &transform, a.strands)?,
+        (None, None) => return Err(Error::Invalid("give --groom or --scene".into())),
+    };
     let head_spec = head_spec(a.head.head.as_deref(), &scene);
     let (head, head_what) = head_shape(&head_spec, &scene, &transform, a.sdf_cell)?;
     let body = body_params(a.head.body.as_deref(), &head)?;
     let start = first as f64 / a.fps;
-    let (track, motion_what) = if a.motion.is_given() {
+    let (track, motion_what) = if let (Some((_, phys)), false) = (&mss, a.motion.is_given()) {
+        // The scene's head velocity, for the whole shot.
+        let c = crate::motion::experiments::ConstantMotion {
+            velocity: phys.velocity,
+            angular_velocity: glam::DVec3::ZERO,
+            pivot: phys.centre.as_dvec3(),
+            duration: (last - first) as f64 / a.fps + 1.0,
+        };
+        (
+            c.track(start)?,
+            format!("the scene's head velocity, {:.2} cm/s", phys.velocity.length()),
+        )
+    } else if a.motion.is_given() {
         let (track, report) = a.motion.source().load(a.fps)?;
         let from_file = a.motion.preset.is_none();
         (place_track(track, from_file, &transform, start), report.source)
@@ -160,11 +208,14 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         a.sdf_cell,
         None,
     )?;
-    let material_name = a
-        .material
-        .clone()
-        .unwrap_or_else(|| Material::preset_for_style(scene.procedural.as_ref().map(|p| p.style)).into());
-    let material = Material::preset(&material_name)?;
+    let (material_name, material) = match (&a.material, &mss) {
+        (Some(m), _) => (m.clone(), Material::preset(m)?),
+        (None, Some((path, phys))) => (format!("the springs of {path}"), phys.material.clone()),
+        (None, None) => {
+            let name = Material::preset_for_style(scene.procedural.as_ref().map(|p| p.style));
+            (name.to_string(), Material::preset(name)?)
+        }
+    };
     let full_info = CacheInfo {
         topology: scene.groom.to_strands(),
         fps: a.fps,
@@ -212,7 +263,7 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             )?;
 
             let projection = all_colliders.clone();
-            let margin = options(a).collision_margin;
+            let margin = options(a, mss.as_ref().map(|m| &m.1)).collision_margin;
             let up = Upsampler::new(
                 model,
                 a.fps,
@@ -227,7 +278,13 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             (g, t)
         }
     };
-    let mut sim = Simulation::new(&simulated, material, options(a), all_colliders, start);
+    let mut sim = Simulation::new(
+        &simulated,
+        material,
+        options(a, mss.as_ref().map(|m| &m.1)),
+        all_colliders,
+        start,
+    );
     let work_dir = a.work_dir.clone().unwrap_or_else(|| {
         let mut p = a.output[0].clone().into_os_string();
         p.push(".work");
@@ -260,6 +317,11 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             eprintln!("body      {b}");
         }
         eprintln!("motion    {motion_what}");
+        if let Some((_, phys)) = &mss {
+            for n in &phys.notes {
+                eprintln!("scene     {n}");
+            }
+        }
         eprintln!(
             "material  {material_name}; {:?} integrator, {} substeps{}",
             sim.options.integrator,
@@ -311,6 +373,7 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             "head": head_what,
             "motion": motion_what,
             "material": material_name,
+            "scene_notes": mss.as_ref().map(|m| &m.1.notes),
             "frames": report.frames,
             "resumed_after": report.resumed_after,
             "seconds": secs,

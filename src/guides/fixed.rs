@@ -42,11 +42,18 @@ impl FixedWeights {
 }
 
 /// Every strand as the weighted blend of where its guides carry it (001 Eq. 5), guides copied.
+/// Roots stay where they grow (the head frame's rest root): a guide whose root segment turns
+/// (a chain of springs on a root spring, 004) would otherwise swing its neighbours' roots
+/// around its own by their rest offset, off the scalp.
 pub fn blend(layout: &GuideLayout, bindings: &Bindings, guide_points: &[Vec3], out: &mut [Vec3]) {
     let rot = layout.rotations(guide_points);
     layout.fill(guide_points, out, |s, dst| {
         let me = layout.strand(s);
         for (i, d) in dst.iter_mut().enumerate() {
+            if i == 0 {
+                *d = me[0];
+                continue;
+            }
             let mut acc = Vec3::ZERO;
             for (slot, w) in &bindings[s] {
                 acc += w[i] * rot.carry(*slot as usize, i, me[i]);

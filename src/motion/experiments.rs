@@ -1,70 +1,138 @@
-//! The batch of random head-motion experiments of the student project (004): a unit-sphere head
-//! whose centre sits at a random position in a 6 × 6 × 6 box and moves at a constant velocity.
-//! For each of 10 random centres: one stationary case plus speeds {0.25, −0.25, 1, −1} along
-//! the 8 normalized directions of {0, 1}³ (the zero vector stays zero), 33 cases, 330 in all.
-//! Units are the project's (head radius 1); `scale` converts to tress's centimetres.
+//! Constant head motion and the student project's batch of random experiments (004): a head
+//! moving at a constant linear and angular velocity for a while, then holding still. The
+//! project drew random centres and velocities for a unit-sphere head; tress draws, seeded,
+//! a direction and speed, a rotation axis and rate, and how long the motion lasts.
 
-use glam::DVec3;
+use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::pose::Pose;
 use super::track::HeadTrack;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Experiment {
-    pub centre: DVec3,
+/// Keys per second of a constant-motion track: between keys the rotation is slerped (exact
+/// for a constant rotation) and the translation interpolated linearly (off the pivot's arc by
+/// r (ω Δt)² / 8: 0.3 µm at 10 cm and 90°/s).
+const KEYS_PER_SECOND: f64 = 96.0;
+
+/// A head moving from its start pose at constant velocities for `duration` seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConstantMotion {
+    /// cm/s.
     pub velocity: DVec3,
+    /// Degrees per second about the world axes.
+    pub angular_velocity: DVec3,
+    /// The point the rotation turns about (cm, at the start).
+    pub pivot: DVec3,
+    /// Seconds.
+    pub duration: f64,
 }
 
-impl Experiment {
-    /// The head translating from its centre at its velocity for `duration` seconds (the
-    /// translation is relative to the centre: the groom is built around the centre).
-    pub fn track(&self, duration: f64, scale: f64) -> Result<HeadTrack> {
-        let keys = vec![
-            (0.0, Pose::IDENTITY),
-            (
-                duration,
-                Pose::new(Default::default(), self.velocity * duration * scale),
-            ),
-        ];
+impl ConstantMotion {
+    /// The pose `tau` seconds after the start (held after the duration).
+    pub fn pose(&self, tau: f64) -> Pose {
+        let tau = tau.clamp(0.0, self.duration);
+        let w = self.angular_velocity * std::f64::consts::PI / 180.0;
+        let r = DQuat::from_scaled_axis(w * tau);
+        Pose::new(r, self.pivot - r * self.pivot + self.velocity * tau)
+    }
+
+    /// The track starting at `start` seconds (still before it).
+    pub fn track(&self, start: f64) -> Result<HeadTrack> {
+        if !(self.duration >= 0.0 && self.duration.is_finite()) {
+            return Err(Error::Invalid(format!(
+                "a constant motion lasts a number of seconds, not {}",
+                self.duration
+            )));
+        }
+        let n = ((self.duration * KEYS_PER_SECOND).ceil() as usize).clamp(1, 10_000_000);
+        if self.duration == 0.0 {
+            return HeadTrack::new(vec![(start, Pose::IDENTITY)]);
+        }
+        let keys = (0..=n)
+            .map(|i| {
+                let tau = self.duration * i as f64 / n as f64;
+                (start + tau, self.pose(tau))
+            })
+            .collect();
         HeadTrack::new(keys)
     }
 }
 
-pub const SPEEDS: [f64; 4] = [0.25, -0.25, 1.0, -1.0];
+/// How a batch draws its experiments (`[batch.experiments]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExperimentSpec {
+    /// How many experiments (batch items `exp01`, `exp02`, …).
+    pub count: usize,
+    pub seed: u64,
+    /// Range of the linear speed (cm/s), drawn uniformly; the direction uniformly on the sphere.
+    pub speed: [f64; 2],
+    /// Range of the angular speed (degrees/s); the axis uniformly on the sphere.
+    pub angular_speed: [f64; 2],
+    /// Range of how long the head moves (s) before it stops.
+    pub moving: [f64; 2],
+}
 
-/// The 330 experiments, seeded.
-pub fn experiments(seed: u64) -> Vec<Experiment> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut out = Vec::with_capacity(330);
-    for _ in 0..10 {
-        let centre = DVec3::new(
-            rng.random_range(-3.0..3.0),
-            rng.random_range(-3.0..3.0),
-            rng.random_range(-3.0..3.0),
-        );
-        out.push(Experiment {
-            centre,
-            velocity: DVec3::ZERO,
-        });
-        for s in SPEEDS {
-            for bits in 0..8u32 {
-                let d = DVec3::new(
-                    (bits & 1) as f64,
-                    ((bits >> 1) & 1) as f64,
-                    ((bits >> 2) & 1) as f64,
-                );
-                out.push(Experiment {
-                    centre,
-                    velocity: d.normalize_or_zero() * s,
-                });
-            }
+impl Default for ExperimentSpec {
+    fn default() -> Self {
+        ExperimentSpec {
+            count: 24,
+            seed: 1,
+            speed: [0.0, 40.0],
+            angular_speed: [0.0, 90.0],
+            moving: [0.5, 2.0],
         }
     }
-    out
+}
+
+fn direction(rng: &mut ChaCha8Rng) -> DVec3 {
+    let z: f64 = rng.random_range(-1.0..=1.0);
+    let phi: f64 = rng.random_range(0.0..std::f64::consts::TAU);
+    let r = (1.0 - z * z).max(0.0).sqrt();
+    DVec3::new(r * phi.cos(), z, r * phi.sin())
+}
+
+fn within(rng: &mut ChaCha8Rng, [lo, hi]: [f64; 2]) -> f64 {
+    if hi > lo { rng.random_range(lo..=hi) } else { lo }
+}
+
+impl ExperimentSpec {
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if !(1..=10_000).contains(&self.count) {
+            return Err("count must be within 1..=10000".into());
+        }
+        for (k, [lo, hi]) in [
+            ("speed", self.speed),
+            ("angular_speed", self.angular_speed),
+            ("moving", self.moving),
+        ] {
+            if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
+                return Err(format!("{k} is a range [low, high] with 0 ≤ low ≤ high"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The experiments, about `pivot` (the head's centre), seeded: the same spec gives the
+    /// same experiments.
+    pub fn draw(&self, pivot: DVec3) -> Vec<ConstantMotion> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        (0..self.count)
+            .map(|_| {
+                let v = direction(&mut rng) * within(&mut rng, self.speed);
+                let w = direction(&mut rng) * within(&mut rng, self.angular_speed);
+                ConstantMotion {
+                    velocity: v,
+                    angular_velocity: w,
+                    pivot,
+                    duration: within(&mut rng, self.moving),
+                }
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -72,18 +140,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn three_hundred_thirty_cases() {
-        let e = experiments(1);
-        assert_eq!(e.len(), 330);
-        assert!(e.iter().all(|x| x.centre.abs().max_element() <= 3.0));
-        assert!(e.iter().all(|x| {
-            [0.0, 0.25, 1.0]
-                .iter()
-                .any(|s| (x.velocity.length() - s).abs() < 1e-12)
-        }));
-        // 10 stationary centres + the zero direction at 4 speeds per centre.
-        assert_eq!(e.iter().filter(|x| x.velocity == DVec3::ZERO).count(), 50);
-        let t = e[5].track(2.0, 10.0).unwrap();
-        assert!((t.at(1.0).translation - e[5].velocity * 10.0).length() < 1e-12);
+    fn a_constant_motion_turns_about_its_pivot_and_holds() {
+        let m = ConstantMotion {
+            velocity: DVec3::new(10.0, 0.0, 0.0),
+            angular_velocity: DVec3::new(0.0, 90.0, 0.0),
+            pivot: DVec3::new(0.0, 5.0, 1.0),
+            duration: 1.0,
+        };
+        let t = m.track(2.0).unwrap();
+        // The pivot only translates; a point 1 cm off it turns a quarter turn in a second.
+        let p = t.at(2.5).apply(m.pivot);
+        assert!((p - (m.pivot + DVec3::new(5.0, 0.0, 0.0))).length() < 1e-9);
+        let q = t.at(3.0).apply(m.pivot + DVec3::X) - t.at(3.0).apply(m.pivot);
+        assert!((q - DVec3::new(0.0, 0.0, -1.0)).length() < 1e-9, "{q}");
+        // Still before the start, held after the duration.
+        assert_eq!(t.at(1.0), Pose::IDENTITY);
+        assert_eq!(t.at(9.0), t.at(3.0));
+        // Between keys: a point on the arc within a micrometre.
+        let mid = t.at(2.0 + 0.5 / KEYS_PER_SECOND).apply(m.pivot + DVec3::new(10.0, 0.0, 0.0));
+        let exact = m.pose(0.5 / KEYS_PER_SECOND).apply(m.pivot + DVec3::new(10.0, 0.0, 0.0));
+        assert!(mid.distance(exact) < 1e-4, "{}", mid.distance(exact));
+    }
+
+    #[test]
+    fn experiments_are_seeded_and_within_their_ranges() {
+        let spec = ExperimentSpec::default();
+        let a = spec.draw(DVec3::ZERO);
+        assert_eq!(a, spec.draw(DVec3::ZERO));
+        assert_eq!(a.len(), 24);
+        assert_ne!(
+            a,
+            ExperimentSpec {
+                seed: 2,
+                ..spec.clone()
+            }
+            .draw(DVec3::ZERO)
+        );
+        for e in &a {
+            assert!(e.velocity.length() <= 40.0 + 1e-9);
+            assert!(e.angular_velocity.length() <= 90.0 + 1e-9);
+            assert!((0.5..=2.0).contains(&e.duration));
+        }
+        // Directions spread over the sphere: the mean direction is short.
+        let mean: DVec3 = a.iter().map(|e| e.velocity.normalize_or_zero()).sum::<DVec3>() / 24.0;
+        assert!(mean.length() < 0.5);
+        assert!(spec.check().is_ok());
+        assert!(ExperimentSpec { speed: [2.0, 1.0], ..spec }.check().is_err());
     }
 }

@@ -10,7 +10,9 @@
 //!   upsampling-seam implementation;
 //! - [`file`]: the self-describing model and checkpoint files (`.tnn`);
 //! - [`device`]: the burn backends (Flex on the CPU; CUDA with the `cuda` feature);
-//! - [`drape`]: the quasi-static drape (003): its physics energy, poses and baselines.
+//! - [`drape`]: the quasi-static drape (003): its physics energy, poses and baselines;
+//! - [`trajectory`]: the student project's head-motion → hair-trajectory network (004), a
+//!   baseline without guides.
 
 pub mod data;
 pub mod device;
@@ -18,6 +20,7 @@ pub mod drape;
 pub mod file;
 pub mod grid;
 pub mod interp;
+pub mod trajectory;
 
 /// The built-in training configs (`presets/training/`): the neural interpolator's and the
 /// drape's.

@@ -88,6 +88,46 @@ pub struct MotionSpec {
     pub xform: Option<String>,
     pub mesh: Option<String>,
     pub track: Option<String>,
+    /// Constant head velocity (cm/s): a motion of its own, or with `angular_velocity`.
+    pub velocity: Option<[f64; 3]>,
+    /// Constant head rotation (degrees/s about the world axes, through `pivot`).
+    pub angular_velocity: Option<[f64; 3]>,
+    /// The point a constant rotation turns about (cm, where the head starts) [default: an
+    /// `.mss` scene's head centre, else the origin].
+    pub pivot: Option<[f64; 3]>,
+    /// Seconds the constant motion lasts from the first frame; then the head holds [default:
+    /// the whole shot].
+    pub moving: Option<f64>,
+}
+
+impl MotionSpec {
+    /// Whether the motion is a constant linear / angular velocity.
+    pub fn is_constant(&self) -> bool {
+        self.velocity.is_some() || self.angular_velocity.is_some()
+    }
+}
+
+/// An `.mss` mass-spring scene of the student project (004) as the job's groom, head, motion,
+/// material and solver settings (each still overridable by the job's own sections).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneSpec {
+    /// The scene file, relative to the job file; `${VAR}` expanded.
+    pub mss: String,
+    /// Centimetres per scene unit (the scene's head is a unit sphere).
+    #[serde(default = "default_unit")]
+    pub unit: f32,
+    /// Steps per frame of the scene's explicit integrator.
+    #[serde(default = "default_scene_substeps")]
+    pub substeps: u32,
+}
+
+fn default_unit() -> f32 {
+    crate::scene::mss::DEFAULT_UNIT_CM
+}
+
+fn default_scene_substeps() -> u32 {
+    crate::scene::mss::DEFAULT_SUBSTEPS
 }
 
 /// How guides are chosen.
@@ -433,6 +473,12 @@ pub struct BatchSpec {
     pub groom_extensions: Vec<String>,
     /// Motion presets or TOML files.
     pub motions: Vec<String>,
+    /// Random constant-velocity head motions instead of `motions` (the student project's
+    /// experiment batch, 004): items `exp01`, `exp02`, ….
+    pub experiments: Option<crate::motion::experiments::ExperimentSpec>,
+    /// The head-track → hair-trajectory baseline (`"trajectory"`), trained on the first items
+    /// and scored on the last `held_out` once every item is done.
+    pub trajectory: Option<crate::neural::trajectory::TrajectoryConfig>,
 }
 
 /// A whole job, after `extends` and with paths resolved.
@@ -478,6 +524,8 @@ pub struct Job {
     /// The merged TOML (for the report and content hashes).
     pub table: Table,
     pub batch: Option<BatchSpec>,
+    /// The `.mss` scene the job runs (`[scene]`), with its physics in tress's terms.
+    pub scene: Option<(SceneSpec, crate::scene::mss::MssPhysics)>,
 }
 
 /// Top-level keys of a job file.
@@ -503,6 +551,7 @@ const TOP: &[&str] = &[
     "outputs",
     "preview",
     "batch",
+    "scene",
 ];
 
 fn parse_table(text: &str, origin: &str) -> Result<Table> {
@@ -515,8 +564,8 @@ fn replace_sources(base: &mut Table, over: &Table) {
     for (section, sources, with) in [
         (
             "motion",
-            &["preset", "gltf", "abc", "track"][..],
-            &["node", "animation", "xform", "mesh"][..],
+            &["preset", "gltf", "abc", "track", "velocity", "angular_velocity"][..],
+            &["node", "animation", "xform", "mesh", "pivot", "moving"][..],
         ),
         ("groom", &["preset", "file"][..], &[][..]),
     ] {
@@ -587,6 +636,10 @@ impl Job {
             None => None,
         };
         let mut groom: GroomSpec = section(get("groom"), "groom", origin)?;
+        let scene = match t.get("scene") {
+            Some(v) => Some(load_scene(v, &table_in, &mut groom, origin, dir)?),
+            None => None,
+        };
         if let Some(f) = &groom.file {
             groom.file = Some(dir.join(expand_env(f, origin)?).display().to_string());
             groom.preset = None;
@@ -605,6 +658,10 @@ impl Job {
                 .map_err(|x| Error::Invalid(format!("{origin}: groom.edits[{i}]: {x}")))?;
         }
         let mut head: HeadSpec = section(get("head"), "head", origin)?;
+        if scene.is_some() && !table_has(&table_in, "head", "collider") {
+            // The scene's own sphere head (see `scene::file_shapes`).
+            head.collider = "sphere".into();
+        }
         if groom.file.is_some() && head.collider == "procedural" {
             return Err(Error::Invalid(format!(
                 "{origin}: head.collider = \"procedural\" is the cranium of procedural grooms; with groom.file give a head mesh, or \"sphere\" to fit one to the roots"
@@ -634,6 +691,22 @@ impl Job {
         {
             motion.preset = Some(dir.join(expand_env(p, origin)?).display().to_string());
         }
+        if let Some((_, phys)) = &scene {
+            let own = table_in.get("motion").and_then(Value::as_table).is_some_and(|m| {
+                ["preset", "gltf", "abc", "track", "velocity", "angular_velocity"]
+                    .iter()
+                    .any(|k| m.contains_key(*k))
+            });
+            if !own {
+                motion = MotionSpec {
+                    velocity: Some(phys.velocity.to_array()),
+                    ..MotionSpec::default()
+                };
+            }
+            if motion.angular_velocity.is_some() && motion.pivot.is_none() {
+                motion.pivot = Some(phys.centre.as_dvec3().to_array());
+            }
+        }
         check_motion(&motion, "motion", origin)?;
         // Material: a preset (by default the one made for the groom's style), with any of its
         // keys overridden.
@@ -653,11 +726,23 @@ impl Job {
         let (material_preset, material) = resolve_material(
             &groom,
             material_choice.as_deref(),
+            scene.as_ref().map(|(_, p)| &p.material),
             &material_overrides,
             origin,
             dir,
         )?;
-        let simulate: SimOptions = section(get("simulate"), "simulate", origin)?;
+        let simulate: SimOptions = match &scene {
+            // The scene's solver settings under the job's own.
+            Some((spec, phys)) => {
+                let mut base = Table::try_from(crate::scene::mss::sim_options(phys, spec.substeps))
+                    .map_err(|e| Error::Runtime(format!("scene solver settings: {e}")))?;
+                if let Some(Value::Table(own)) = table_in.get("simulate") {
+                    merge(&mut base, own.clone());
+                }
+                section(Value::Table(base), "simulate", origin)?
+            }
+            None => section(get("simulate"), "simulate", origin)?,
+        };
         let mut guides: GuideSpec = section(get("guides"), "guides", origin)?;
         // An older job's single `method`, unless it lists `methods` itself.
         if let Some(m) = guides.method.take() {
@@ -802,10 +887,36 @@ impl Job {
                         *m = dir.join(expand_env(m, origin)?).display().to_string();
                     }
                 }
+                if let Some(e) = &b.experiments {
+                    if !b.motions.is_empty() {
+                        return Err(Error::Invalid(format!(
+                            "{origin}: batch.experiments are the batch's motions: leave out batch.motions"
+                        )));
+                    }
+                    e.check()
+                        .map_err(|x| Error::Invalid(format!("{origin}: batch.experiments.{x}")))?;
+                }
+                if let Some(tr) = &b.trajectory {
+                    tr.check()
+                        .map_err(|x| Error::Invalid(format!("{origin}: batch.trajectory.{x}")))?;
+                }
                 Some(b)
             }
             None => None,
         };
+        if scene.is_some() {
+            // The merged table shows what the scene set (reports, dry runs, content hashes).
+            let mut put = |k: &str, v: std::result::Result<Table, toml::ser::Error>| -> Result<()> {
+                let v = v.map_err(|e| Error::Runtime(format!("{k}: {e}")))?;
+                t.insert(k.into(), Value::Table(v));
+                Ok(())
+            };
+            put("groom", Table::try_from(&groom))?;
+            put("head", Table::try_from(&head))?;
+            put("motion", Table::try_from(&motion))?;
+            put("material", Table::try_from(&material))?;
+            put("simulate", Table::try_from(&simulate))?;
+        }
         Ok(Job {
             name,
             file: None,
@@ -836,6 +947,7 @@ impl Job {
             preview,
             table: t,
             batch,
+            scene,
         })
     }
 
@@ -872,20 +984,47 @@ impl Job {
         if grooms.is_empty() {
             grooms.push(String::new());
         }
-        let motions = if b.motions.is_empty() {
-            vec![String::new()]
-        } else {
-            b.motions.clone()
-        };
         let stem = |s: &str| {
             Path::new(s)
                 .file_stem()
                 .map(|x| x.to_string_lossy().to_string())
                 .unwrap_or_else(|| s.to_string())
         };
+        // Each motion with its item name part ("" for the job's own motion).
+        let motions: Vec<(String, Option<MotionSpec>)> = if let Some(e) = &b.experiments {
+            let pivot = self.scene.as_ref().map(|(_, p)| p.centre.as_dvec3()).unwrap_or_default();
+            let width = e.count.to_string().len().max(2);
+            e.draw(pivot)
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let spec = MotionSpec {
+                        velocity: Some(m.velocity.to_array()),
+                        angular_velocity: Some(m.angular_velocity.to_array()),
+                        pivot: Some(m.pivot.to_array()),
+                        moving: Some(m.duration),
+                        ..MotionSpec::default()
+                    };
+                    (format!("exp{:0width$}", i + 1), Some(spec))
+                })
+                .collect()
+        } else if b.motions.is_empty() {
+            vec![(String::new(), None)]
+        } else {
+            b.motions
+                .iter()
+                .map(|m| {
+                    let spec = MotionSpec {
+                        preset: Some(m.clone()),
+                        ..MotionSpec::default()
+                    };
+                    (stem(m), Some(spec))
+                })
+                .collect()
+        };
         let mut out = Vec::new();
         for g in &grooms {
-            for m in &motions {
+            for (name, m) in &motions {
                 let mut j = self.clone();
                 j.batch = None;
                 let mut parts = Vec::new();
@@ -899,18 +1038,19 @@ impl Job {
                     }
                     parts.push(stem(g));
                 }
-                if !m.is_empty() {
-                    j.motion = MotionSpec {
-                        preset: Some(m.clone()),
-                        ..MotionSpec::default()
-                    };
-                    parts.push(stem(m));
+                if let Some(m) = m {
+                    j.motion = m.clone();
+                    if let Ok(t) = Table::try_from(m) {
+                        j.table.insert("motion".into(), Value::Table(t));
+                    }
+                    parts.push(name.clone());
                 }
                 if self.material_choice.is_none() {
                     let origin = format!("batch item {}", parts.join("-"));
                     (j.material_preset, j.material) = resolve_material(
                         &j.groom,
                         None,
+                        self.scene.as_ref().map(|(_, p)| &p.material),
                         &self.material_overrides,
                         &origin,
                         &self.material_dir,
@@ -927,6 +1067,43 @@ impl Job {
         }
         Ok(out)
     }
+}
+
+/// Reads `[scene]`: the `.mss` file becomes the groom (in scene units of `unit` cm, its own
+/// sampling unless the job sets `groom.points`), and its physics is worked out.
+fn load_scene(
+    v: &Value,
+    own: &Table,
+    groom: &mut GroomSpec,
+    origin: &str,
+    dir: &Path,
+) -> Result<(SceneSpec, crate::scene::mss::MssPhysics)> {
+    let mut spec: SceneSpec = section(v.clone(), "scene", origin)?;
+    if table_has(own, "groom", "preset") || table_has(own, "groom", "file") {
+        return Err(Error::Invalid(format!(
+            "{origin}: [scene] mss is the job's groom: leave out groom.preset and groom.file"
+        )));
+    }
+    if !(1..=10_000).contains(&spec.substeps) {
+        return Err(Error::Invalid(format!(
+            "{origin}: scene.substeps must be within 1..=10000"
+        )));
+    }
+    // The groom file is resolved against the job's folder with the other groom files.
+    groom.file = Some(spec.mss.clone());
+    spec.mss = dir.join(expand_env(&spec.mss, origin)?).display().to_string();
+    let file = tress_formats::mss::read(&spec.mss)
+        .map_err(|e| Error::Invalid(format!("{origin}: scene.mss: {e}")))?;
+    let phys = crate::scene::mss::physics(&file, spec.unit, UpAxis::Y)
+        .map_err(|e| Error::Invalid(format!("{origin}: scene.mss {}: {e}", spec.mss)))?;
+    groom.preset = None;
+    groom.strands = None;
+    groom.scale = spec.unit;
+    groom.up = UpAxis::Y;
+    if !table_has(own, "groom", "points") {
+        groom.points = 0;
+    }
+    Ok((spec, phys))
 }
 
 /// Whether the job's own table (before `extends`) sets `section.key`.
@@ -1022,6 +1199,7 @@ fn check_motion(m: &MotionSpec, section: &str, origin: &str) -> Result<()> {
         ("gltf", m.gltf.is_some()),
         ("abc", m.abc.is_some()),
         ("track", m.track.is_some()),
+        ("velocity", m.is_constant()),
     ]
     .into_iter()
     .filter(|(_, on)| *on)
@@ -1029,7 +1207,7 @@ fn check_motion(m: &MotionSpec, section: &str, origin: &str) -> Result<()> {
     .collect();
     if given.len() > 1 {
         return Err(Error::Invalid(format!(
-            "{origin}: [{section}] sets {}: give one motion source (a preset, or a glTF, Alembic or track file)",
+            "{origin}: [{section}] sets {}: give one motion source (a preset, a glTF, Alembic or track file, or a constant velocity)",
             given
                 .iter()
                 .map(|k| format!("`{k}`"))
@@ -1037,17 +1215,31 @@ fn check_motion(m: &MotionSpec, section: &str, origin: &str) -> Result<()> {
                 .join(" and ")
         )));
     }
-    for (key, on, needs) in [
-        ("node", m.node.is_some(), m.gltf.is_some() || m.abc.is_some()),
-        ("animation", m.animation.is_some(), m.gltf.is_some()),
-        ("xform", m.xform.is_some(), m.abc.is_some()),
-        ("mesh", m.mesh.is_some(), m.abc.is_some()),
+    let file = "it goes with `gltf` or `abc`";
+    for (key, on, needs, with) in [
+        ("node", m.node.is_some(), m.gltf.is_some() || m.abc.is_some(), file),
+        ("animation", m.animation.is_some(), m.gltf.is_some(), "it goes with `gltf`"),
+        ("xform", m.xform.is_some(), m.abc.is_some(), "it goes with `abc`"),
+        ("mesh", m.mesh.is_some(), m.abc.is_some(), "it goes with `abc`"),
+        ("pivot", m.pivot.is_some(), m.angular_velocity.is_some(), "it goes with `angular_velocity`"),
+        ("moving", m.moving.is_some(), m.is_constant(), "it goes with `velocity` or `angular_velocity`"),
     ] {
         if on && !needs && section == "motion" {
             return Err(Error::Invalid(format!(
-                "{origin}: `{section}.{key}` has no file to apply to (it goes with `gltf` or `abc`)"
+                "{origin}: `{section}.{key}` has nothing to apply to ({with})"
             )));
         }
+    }
+    let finite = |v: &Option<[f64; 3]>| v.is_none_or(|a| a.iter().all(|x| x.is_finite()));
+    if !finite(&m.velocity) || !finite(&m.angular_velocity) || !finite(&m.pivot) {
+        return Err(Error::Invalid(format!(
+            "{origin}: {section}: velocity, angular_velocity and pivot must be finite"
+        )));
+    }
+    if m.moving.is_some_and(|t| !(t >= 0.0 && t.is_finite())) {
+        return Err(Error::Invalid(format!(
+            "{origin}: {section}.moving must be a number of seconds, not negative"
+        )));
     }
     if let Some(p) = &m.preset {
         crate::motion::RandomMotion::preset(p)
@@ -1078,10 +1270,21 @@ fn check_collider(c: &ColliderSpec) -> std::result::Result<(), String> {
 fn resolve_material(
     groom: &GroomSpec,
     choice: Option<&str>,
+    scene: Option<&Material>,
     overrides: &Table,
     origin: &str,
     dir: &Path,
 ) -> Result<(String, Material)> {
+    if let (Some(m), None) = (scene, choice) {
+        // An .mss scene's springs, with the job's own keys over them.
+        let mut base = Table::try_from(m).map_err(|e| Error::Runtime(format!("scene material: {e}")))?;
+        merge(&mut base, overrides.clone());
+        let material: Material = section(Value::Table(base), "material", origin)?;
+        material
+            .check()
+            .map_err(|e| Error::Invalid(format!("{origin}: material: {e}")))?;
+        return Ok(("scene".into(), material));
+    }
     let name = match choice {
         Some(c) => c.to_string(),
         None => {

@@ -15,6 +15,7 @@ pub mod run;
 pub mod scene;
 pub mod stage;
 pub mod stages;
+pub mod trajectory;
 
 pub use job::Job;
 pub use run::{RunOptions, RunReport, run};

@@ -424,7 +424,12 @@ impl DrapeSummary {
 }
 
 /// `batch.md` in a batch's output folder: one row per item, its method against the ground truth.
-pub fn batch_summary(job: &super::Job, outputs: &[std::path::PathBuf]) -> Result<std::path::PathBuf> {
+/// With `trajectory`, the trajectory baseline's section follows.
+pub fn batch_summary(
+    job: &super::Job,
+    outputs: &[std::path::PathBuf],
+    trajectory: Option<&super::trajectory::TrajectoryMetrics>,
+) -> Result<std::path::PathBuf> {
     let mut md = format!("# {} — batch of {} items\n\n", job.name, outputs.len());
     let mut rows = Vec::new();
     for out in outputs {
@@ -445,6 +450,9 @@ pub fn batch_summary(job: &super::Job, outputs: &[std::path::PathBuf]) -> Result
         }
     }
     md.push_str(&markdown(&rows));
+    if let Some(t) = trajectory {
+        md.push_str(&super::trajectory::markdown(t));
+    }
     let path = job.output.join("batch.md");
     tress_formats::atomic::write(&path, md.as_bytes()).map_err(|e| crate::error::output_error(&path, e))?;
     Ok(path)

@@ -13,7 +13,7 @@ use crate::motion::sources::MotionSource;
 use crate::motion::{HeadTrack, Pose, RandomMotion};
 use crate::scene::{
     SceneGroom, body_params, colliders, file_groom, head_shape, place_track, procedural_groom,
-    procedural_params, tfx_shapes,
+    procedural_params, file_shapes,
 };
 
 /// Unit and axis change of the job's input files.
@@ -129,11 +129,33 @@ pub fn track_of(job: &Job, m: &super::job::MotionSpec, first: i64) -> Result<(He
     ]
     .iter()
     .filter(|b| **b)
-    .count();
+    .count()
+        + m.is_constant() as usize;
     if given > 1 {
         return Err(Error::Invalid(
-            "[motion] names more than one source (preset, gltf, abc, track)".into(),
+            "[motion] names more than one source (preset, gltf, abc, track, velocity)".into(),
         ));
+    }
+    if m.is_constant() {
+        // To the last frame the job simulates (its shot or its training), then a second more.
+        let last = job
+            .training
+            .as_ref()
+            .map_or(job.last, |(_, _, _, b)| job.last.max(*b));
+        let whole = (last - first) as f64 / job.fps + 1.0;
+        let c = crate::motion::experiments::ConstantMotion {
+            velocity: glam::DVec3::from_array(m.velocity.unwrap_or_default()),
+            angular_velocity: glam::DVec3::from_array(m.angular_velocity.unwrap_or_default()),
+            pivot: glam::DVec3::from_array(m.pivot.unwrap_or_default()),
+            duration: m.moving.unwrap_or(whole.max(0.0)),
+        };
+        let what = format!(
+            "constant motion: {:.2} cm/s, {:.1}°/s for {:.2} s",
+            c.velocity.length(),
+            c.angular_velocity.length(),
+            c.duration
+        );
+        return Ok((c.track(start)?, what));
     }
     if let Some(p) = &m.preset {
         let mut rm = RandomMotion::preset(p)?;
@@ -237,14 +259,14 @@ pub fn scene_of(job: &Job, groom: Groom) -> Result<SceneGroom> {
         (Some(p), None) => Some(procedural_params(p, job.groom.strands, Some(job.seed))?),
         _ => None,
     };
-    let tfx_shapes = match &job.groom.file {
-        Some(f) => tfx_shapes(Path::new(f), &transform(job))?,
+    let file_shapes = match &job.groom.file {
+        Some(f) => file_shapes(Path::new(f), &transform(job))?,
         None => None,
     };
     Ok(SceneGroom {
         groom,
         procedural,
-        tfx_shapes,
+        file_shapes,
         source: String::new(),
     })
 }

@@ -7,6 +7,8 @@
 //! and head are given where the head is at the first simulated frame; the motion moves them
 //! relative to that pose.
 
+pub mod mss;
+
 use std::path::Path;
 
 use glam::Vec3;
@@ -27,8 +29,9 @@ pub struct SceneGroom {
     pub groom: Groom,
     /// The parameters of a procedural groom (its cranium is the natural head).
     pub procedural: Option<GroomParams>,
-    /// Collision shapes of a TressFX project, in tress space.
-    pub tfx_shapes: Option<(Vec<Sphere>, Vec<Capsule>)>,
+    /// Collision shapes that came with the groom file (a TressFX project's spheres and
+    /// capsules, an `.mss` scene's sphere head), in tress space.
+    pub file_shapes: Option<(Vec<Sphere>, Vec<Capsule>)>,
     /// Where it came from, for reports.
     pub source: String,
 }
@@ -61,17 +64,23 @@ fn procedural_scene(preset: &str, params: GroomParams) -> Result<SceneGroom> {
     Ok(SceneGroom {
         groom,
         procedural: Some(params),
-        tfx_shapes: None,
+        file_shapes: None,
         source,
     })
 }
 
-/// The collision shapes of a TressFX project file (`None` for other files), in tress space.
-pub fn tfx_shapes(path: &Path, transform: &Transform) -> Result<Option<(Vec<Sphere>, Vec<Capsule>)>> {
-    if !path
+/// The collision shapes that come with a groom file, in tress space: a TressFX project's
+/// spheres and capsules, an `.mss` scene's sphere head; `None` for other files.
+pub fn file_shapes(path: &Path, transform: &Transform) -> Result<Option<(Vec<Sphere>, Vec<Capsule>)>> {
+    let ext = path
         .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("tfxproj"))
-    {
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if ext == "mss" {
+        let scene = tress_formats::mss::read(path)?;
+        return Ok(Some((vec![mss::head_sphere(&scene, transform)], Vec::new())));
+    }
+    if ext != "tfxproj" {
         return Ok(None);
     }
     let project = tress_formats::tfxproj::read(path)?;
@@ -106,7 +115,7 @@ pub fn file_groom(path: &Path, transform: &Transform) -> Result<SceneGroom> {
     Ok(SceneGroom {
         groom,
         procedural: None,
-        tfx_shapes: tfx_shapes(path, transform)?,
+        file_shapes: file_shapes(path, transform)?,
         source: path.display().to_string(),
     })
 }
@@ -147,7 +156,8 @@ pub fn head_spec(given: Option<&str>, groom: &SceneGroom) -> String {
 }
 
 /// The head named by `spec`: `procedural` (a procedural groom's cranium), `sphere` (an
-/// ellipsoid fitted to the roots; a TressFX project's own spheres when it has some), or a mesh
+/// ellipsoid fitted to the roots; the spheres that came with the groom file when it has some:
+/// a TressFX project's, an `.mss` scene's head), or a mesh
 /// file (.obj, .glb/.gltf, .abc) or `.sdf` grid. Returns the shape and a description.
 pub fn head_shape(
     spec: &str,
@@ -163,10 +173,18 @@ pub fn head_shape(
             )),
         },
         "sphere" | "fit" => {
-            if let Some((spheres, capsules)) = &groom.tfx_shapes
+            if let Some((spheres, capsules)) = &groom.file_shapes
                 && !spheres.is_empty()
             {
-                let what = format!("{} spheres and {} capsules of the TressFX project", spheres.len(), capsules.len());
+                let what = if groom.source.to_ascii_lowercase().ends_with(".mss") {
+                    let s = &spheres[0];
+                    format!(
+                        "sphere head of the scene: centre ({:.2}, {:.2}, {:.2}), radius {:.2} cm",
+                        s.center.x, s.center.y, s.center.z, s.radius
+                    )
+                } else {
+                    format!("{} spheres and {} capsules of the TressFX project", spheres.len(), capsules.len())
+                };
                 return Ok((HeadShape::Spheres { spheres: spheres.clone(), capsules: capsules.clone() }, what));
             }
             let s = fit_head(&groom.groom.roots())?;
