@@ -14,6 +14,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         scene.to_text()
     );
     std::fs::write(&path, text)?;
-    println!("{path}: {} particles, {} springs", scene.particles.len(), scene.springs.len());
+    println!(
+        "{path}: {} particles, {} springs",
+        scene.particles.len(),
+        scene.springs.len()
+    );
     Ok(())
 }

@@ -157,8 +157,12 @@ mod tests {
         assert_eq!(t.at(1.0), Pose::IDENTITY);
         assert_eq!(t.at(9.0), t.at(3.0));
         // Between keys: a point on the arc within a micrometre.
-        let mid = t.at(2.0 + 0.5 / KEYS_PER_SECOND).apply(m.pivot + DVec3::new(10.0, 0.0, 0.0));
-        let exact = m.pose(0.5 / KEYS_PER_SECOND).apply(m.pivot + DVec3::new(10.0, 0.0, 0.0));
+        let mid = t
+            .at(2.0 + 0.5 / KEYS_PER_SECOND)
+            .apply(m.pivot + DVec3::new(10.0, 0.0, 0.0));
+        let exact = m
+            .pose(0.5 / KEYS_PER_SECOND)
+            .apply(m.pivot + DVec3::new(10.0, 0.0, 0.0));
         assert!(mid.distance(exact) < 1e-4, "{}", mid.distance(exact));
     }
 
@@ -185,6 +189,13 @@ mod tests {
         let mean: DVec3 = a.iter().map(|e| e.velocity.normalize_or_zero()).sum::<DVec3>() / 24.0;
         assert!(mean.length() < 0.5);
         assert!(spec.check().is_ok());
-        assert!(ExperimentSpec { speed: [2.0, 1.0], ..spec }.check().is_err());
+        assert!(
+            ExperimentSpec {
+                speed: [2.0, 1.0],
+                ..spec
+            }
+            .check()
+            .is_err()
+        );
     }
 }

@@ -992,7 +992,11 @@ impl Job {
         };
         // Each motion with its item name part ("" for the job's own motion).
         let motions: Vec<(String, Option<MotionSpec>)> = if let Some(e) = &b.experiments {
-            let pivot = self.scene.as_ref().map(|(_, p)| p.centre.as_dvec3()).unwrap_or_default();
+            let pivot = self
+                .scene
+                .as_ref()
+                .map(|(_, p)| p.centre.as_dvec3())
+                .unwrap_or_default();
             let width = e.count.to_string().len().max(2);
             e.draw(pivot)
                 .into_iter()
@@ -1217,12 +1221,32 @@ fn check_motion(m: &MotionSpec, section: &str, origin: &str) -> Result<()> {
     }
     let file = "it goes with `gltf` or `abc`";
     for (key, on, needs, with) in [
-        ("node", m.node.is_some(), m.gltf.is_some() || m.abc.is_some(), file),
-        ("animation", m.animation.is_some(), m.gltf.is_some(), "it goes with `gltf`"),
+        (
+            "node",
+            m.node.is_some(),
+            m.gltf.is_some() || m.abc.is_some(),
+            file,
+        ),
+        (
+            "animation",
+            m.animation.is_some(),
+            m.gltf.is_some(),
+            "it goes with `gltf`",
+        ),
         ("xform", m.xform.is_some(), m.abc.is_some(), "it goes with `abc`"),
         ("mesh", m.mesh.is_some(), m.abc.is_some(), "it goes with `abc`"),
-        ("pivot", m.pivot.is_some(), m.angular_velocity.is_some(), "it goes with `angular_velocity`"),
-        ("moving", m.moving.is_some(), m.is_constant(), "it goes with `velocity` or `angular_velocity`"),
+        (
+            "pivot",
+            m.pivot.is_some(),
+            m.angular_velocity.is_some(),
+            "it goes with `angular_velocity`",
+        ),
+        (
+            "moving",
+            m.moving.is_some(),
+            m.is_constant(),
+            "it goes with `velocity` or `angular_velocity`",
+        ),
     ] {
         if on && !needs && section == "motion" {
             return Err(Error::Invalid(format!(
@@ -1330,6 +1354,61 @@ mod tests {
 
     fn job(text: &str) -> Result<Job> {
         Job::from_table(parse_table(text, "job.toml")?, "job.toml", Path::new("/tmp"))
+    }
+
+    #[test]
+    fn constant_motion_and_experiments_are_checked() {
+        let j = job("name = 'c'\n[motion]\nvelocity = [10.0, 0.0, 0.0]\nangular_velocity = [0.0, 45.0, 0.0]\nmoving = 1.5")
+            .unwrap();
+        assert!(
+            j.motion.preset.is_none(),
+            "a constant motion replaces the default preset"
+        );
+        assert_eq!(j.motion.moving, Some(1.5));
+        let e = job("name = 'c'\n[motion]\npivot = [0.0, 1.0, 0.0]")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("motion.pivot") && e.contains("angular_velocity"),
+            "{e}"
+        );
+        let e = job("name = 'c'\n[motion]\nvelocity = [1.0, 0.0, 0.0]\nmoving = -1.0")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("motion.moving"), "{e}");
+        let e = job("name = 'c'\n[motion]\nvelocity = [1.0, 0.0, 0.0]\npreset = 'walk'")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one motion source"), "{e}");
+        let b = job("name = 'b'\n[batch.experiments]\ncount = 3\nseed = 4").unwrap();
+        let items = b.items().unwrap();
+        let names: Vec<_> = items
+            .iter()
+            .map(|i| i.output.file_name().unwrap().to_owned())
+            .collect();
+        assert_eq!(names, ["exp01", "exp02", "exp03"]);
+        assert!(
+            items
+                .iter()
+                .all(|i| i.motion.is_constant() && i.motion.moving.is_some())
+        );
+        assert_ne!(items[0].motion, items[1].motion);
+        let e = job("name = 'b'\n[batch]\nmotions = ['walk']\n[batch.experiments]\ncount = 3")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("leave out batch.motions"), "{e}");
+        let e = job("name = 'b'\n[batch.experiments]\nspeed = [5.0, 1.0]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("batch.experiments.speed"), "{e}");
+        let e = job("name = 'b'\n[batch.trajectory]\nheld_out = 0")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("batch.trajectory.held_out"), "{e}");
+        let e = job("name = 's'\n[scene]\nmss = 'no-such.mss'")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("scene.mss") && e.contains("no-such.mss"), "{e}");
     }
 
     #[test]

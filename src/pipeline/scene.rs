@@ -12,8 +12,8 @@ use crate::groom::{Groom, Transform, read_groom, resample};
 use crate::motion::sources::MotionSource;
 use crate::motion::{HeadTrack, Pose, RandomMotion};
 use crate::scene::{
-    SceneGroom, body_params, colliders, file_groom, head_shape, place_track, procedural_groom,
-    procedural_params, file_shapes,
+    SceneGroom, body_params, colliders, file_groom, file_shapes, head_shape, place_track, procedural_groom,
+    procedural_params,
 };
 
 /// Unit and axis change of the job's input files.

@@ -147,7 +147,10 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
         }
         let m = motion(&t, j.fps);
         for i in 0..t.points.len() {
-            data.push(&m.features(i, &cfg), &displacements(&t.poses[i], &rest, &t.points[i]));
+            data.push(
+                &m.features(i, &cfg),
+                &displacements(&t.poses[i], &rest, &t.points[i]),
+            );
         }
     }
     if !quiet {
@@ -178,9 +181,7 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
     for j in held {
         let t = truth(&j.output)?;
         let m = motion(&t, j.fps);
-        let features: Vec<f32> = (0..t.points.len())
-            .flat_map(|i| m.features(i, &cfg))
-            .collect();
+        let features: Vec<f32> = (0..t.points.len()).flat_map(|i| m.features(i, &cfg)).collect();
         let clock = std::time::Instant::now();
         let d = model.predict(&features, &dev);
         predict_seconds += clock.elapsed().as_secs_f64();
@@ -194,7 +195,8 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
             keyframe_interval: 1,
             rest: groom.to_strands(),
         };
-        let mut w = TcacheWriter::create(&path, header, 3).map_err(|e| crate::error::output_error(&path, e))?;
+        let mut w =
+            TcacheWriter::create(&path, header, 3).map_err(|e| crate::error::output_error(&path, e))?;
         for (i, frame_d) in d.chunks_exact(3 * rest.len()).enumerate() {
             let at = colliders.at(t.frames[i] / j.fps);
             let mut p: Vec<Vec3> = positions(&t.poses[i], &rest, frame_d)
@@ -203,7 +205,14 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
                 .collect();
             if projection {
                 // The job's correction of every method: rest segment lengths, out of the solids.
-                project_out(&mut p, &rest, &counts, &|_| false, &at, j.simulate.collision_margin);
+                project_out(
+                    &mut p,
+                    &rest,
+                    &counts,
+                    &|_| false,
+                    &at,
+                    j.simulate.collision_margin,
+                );
             }
             let x: Vec<[f32; 3]> = p.iter().map(|v| v.to_array()).collect();
             w.write_frame(t.frames[i], &x, Some(t.poses[i].into()))?;
@@ -213,28 +222,37 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
         w.finish()?;
         held_out.push(HeldOut {
             item: item_name(j),
-            key: if projection { "trajectory+projection" } else { "trajectory" }.into(),
+            key: if projection {
+                "trajectory+projection"
+            } else {
+                "trajectory"
+            }
+            .into(),
             trajectory: e.summary(),
             methods: Vec::new(),
         });
     }
     let mean_rmse = held_out.iter().map(|h| h.trajectory.rmse).sum::<f64>() / held_out.len().max(1) as f64;
-    let metrics = with_item_rows(TrajectoryMetrics {
-        config: cfg.clone(),
-        train_items: names,
-        train_frames: data.len(),
-        first_loss: model.first_loss,
-        last_loss: model.last_loss,
-        train_seconds: model.seconds,
-        predict_seconds_per_frame: predict_seconds / predicted.max(1) as f64,
-        mean_rmse,
-        mean_rmse_rest: None,
-        held_out,
-    }, held);
+    let metrics = with_item_rows(
+        TrajectoryMetrics {
+            config: cfg.clone(),
+            train_items: names,
+            train_frames: data.len(),
+            first_loss: model.first_loss,
+            last_loss: model.last_loss,
+            train_seconds: model.seconds,
+            predict_seconds_per_frame: predict_seconds / predicted.max(1) as f64,
+            mean_rmse,
+            mean_rmse_rest: None,
+            held_out,
+        },
+        held,
+    );
     let text = serde_json::to_string_pretty(&metrics).expect("json");
     tress_formats::atomic::write(&metrics_path, text.as_bytes())
         .map_err(|e| crate::error::output_error(&metrics_path, e))?;
-    tress_formats::atomic::write(&key_path, key.as_bytes()).map_err(|e| crate::error::output_error(&key_path, e))?;
+    tress_formats::atomic::write(&key_path, key.as_bytes())
+        .map_err(|e| crate::error::output_error(&key_path, e))?;
     Ok(Some(metrics))
 }
 

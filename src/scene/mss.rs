@@ -59,6 +59,10 @@ pub struct MssPhysics {
     pub notes: Vec<String>,
 }
 
+fn positive(x: f64) -> bool {
+    x > 0.0 && x.is_finite()
+}
+
 fn mean_spread(values: &[f64]) -> (f64, f64) {
     let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
@@ -85,7 +89,7 @@ pub fn physics(scene: &MssScene, unit: f32, up: crate::groom::UpAxis) -> Result<
                 s.a, s.b
             )));
         }
-        if !(s.stiffness > 0.0) {
+        if !positive(s.stiffness) {
             return Err(Error::Invalid(format!(
                 "spring {}–{} has stiffness {}: tress needs positive stiffness",
                 s.a, s.b, s.stiffness
@@ -95,7 +99,9 @@ pub fn physics(scene: &MssScene, unit: f32, up: crate::groom::UpAxis) -> Result<
         stretch.push(s.stiffness * l * u / m);
     }
     if stretch.is_empty() {
-        return Err(Error::Invalid("the scene has no springs: no strand to simulate".into()));
+        return Err(Error::Invalid(
+            "the scene has no springs: no strand to simulate".into(),
+        ));
     }
     let (k, spread) = mean_spread(&stretch);
     if spread > 0.01 {
@@ -104,12 +110,16 @@ pub fn physics(scene: &MssScene, unit: f32, up: crate::groom::UpAxis) -> Result<
             spread * 100.0
         ));
     }
-    let roots: Vec<f64> = scene.pins.iter().map(|p| p.stiffness / mass(p.particle)).collect();
+    let roots: Vec<f64> = scene
+        .pins
+        .iter()
+        .map(|p| p.stiffness / mass(p.particle))
+        .collect();
     let root_spring = if roots.is_empty() {
         notes.push("no zero-length springs: tress moves the roots with the head".into());
         None
     } else {
-        if roots.iter().any(|r| !(*r > 0.0)) {
+        if roots.iter().any(|r| !positive(*r)) {
             return Err(Error::Invalid(
                 "a zero-length spring has a stiffness that is not positive".into(),
             ));
@@ -259,7 +269,7 @@ impl Generator {
 
     /// The scene.
     pub fn scene(&self) -> Result<MssScene> {
-        if self.points < 2 || !(self.step > 0.0) || !(self.mass > 0.0) {
+        if self.points < 2 || !positive(self.step) || !positive(self.mass) {
             return Err(Error::Invalid(
                 "a generated scene needs at least 2 points per hair, a positive step and mass".into(),
             ));
@@ -320,7 +330,8 @@ mod tests {
             let r = DVec3::from_array(p.anchor);
             assert!((r.length() - 1.0).abs() < 1e-12 && r.y > 0.3);
         }
-        let d = DVec3::from_array(s.particles[1].position).distance(DVec3::from_array(s.particles[0].position));
+        let d =
+            DVec3::from_array(s.particles[1].position).distance(DVec3::from_array(s.particles[0].position));
         assert!((d - 0.025).abs() < 1e-12);
     }
 
@@ -338,7 +349,9 @@ mod tests {
         assert_eq!(p.velocity, DVec3::new(0.0, 0.0, 10.0));
         assert!(p.notes.iter().all(|n| !n.contains("anchor")));
         // An anchor away from its particle is reported.
-        let moved = tress_formats::mss::parse(b"v 0 1 0 0 0 0 2\nv 0 1.5 0 0 0 0 2\ns 0 1 100\nz 0 0 1.1 0 30\n").unwrap();
+        let moved =
+            tress_formats::mss::parse(b"v 0 1 0 0 0 0 2\nv 0 1.5 0 0 0 0 2\ns 0 1 100\nz 0 0 1.1 0 30\n")
+                .unwrap();
         let p = physics(&moved, 10.0, crate::groom::UpAxis::Y).unwrap();
         assert!(p.notes.iter().any(|n| n.contains("anchor")), "{:?}", p.notes);
     }

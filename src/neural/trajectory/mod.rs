@@ -170,7 +170,10 @@ mod tests {
         // seen from a head turned by 0.4 rad.
         assert!((f[7] - 1.0).abs() < 1e-4, "{f:?}");
         let v = DQuat::from_rotation_y(0.4).inverse() * DVec3::new(10.0, 0.0, 0.0);
-        assert!((f[3] as f64 - v.x).abs() < 1e-3 && (f[5] as f64 - v.z).abs() < 1e-3, "{f:?}");
+        assert!(
+            (f[3] as f64 - v.x).abs() < 1e-3 && (f[5] as f64 - v.z).abs() < 1e-3,
+            "{f:?}"
+        );
         // Nothing before the first frame.
         assert!(m.features(0, &cfg)[3..].iter().all(|x| *x == 0.0));
         // Displacements and positions invert each other.

@@ -109,7 +109,9 @@ pub fn train<B: AutodiffBackend>(
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<TrajectoryModel<B::InnerBackend>> {
     if data.is_empty() {
-        return Err(Error::Invalid("the trajectory network has no training frames".into()));
+        return Err(Error::Invalid(
+            "the trajectory network has no training frames".into(),
+        ));
     }
     let clock = Instant::now();
     let scales = Scales::of(data);
@@ -166,12 +168,7 @@ impl<B: Backend> TrajectoryModel<B> {
         let inputs = self.scales.input.len();
         let n = x.len() / inputs;
         let t = Tensor::<B, 2>::from_data(TensorData::new(self.scales.inputs(x), [n, inputs]), dev);
-        let out: Vec<f32> = self
-            .net
-            .forward(t)
-            .into_data()
-            .to_vec()
-            .expect("f32 tensor");
+        let out: Vec<f32> = self.net.forward(t).into_data().to_vec().expect("f32 tensor");
         out.into_iter().map(|v| v * self.scales.output).collect()
     }
 }
@@ -204,8 +201,8 @@ impl TrajectoryModel<Flex> {
         if f.header["kind"] != "trajectory" {
             return Err(bad("not a trajectory network"));
         }
-        let config: TrajectoryConfig = serde_json::from_value(f.header["config"].clone())
-            .map_err(|e| bad(&format!("config: {e}")))?;
+        let config: TrajectoryConfig =
+            serde_json::from_value(f.header["config"].clone()).map_err(|e| bad(&format!("config: {e}")))?;
         let scales: Scales =
             serde_json::from_value(f.header["scales"].clone()).map_err(|e| bad(&format!("scales: {e}")))?;
         let outputs = f.header["outputs"].as_u64().ok_or_else(|| bad("no outputs"))? as usize;
@@ -256,7 +253,12 @@ mod tests {
         }
         let dev = Default::default();
         let m = train::<Autodiff<Flex>>(&cfg, &d, &dev, &mut |_, _| {}).unwrap();
-        assert!(m.last_loss < 0.05 * m.first_loss, "{} → {}", m.first_loss, m.last_loss);
+        assert!(
+            m.last_loss < 0.05 * m.first_loss,
+            "{} → {}",
+            m.first_loss,
+            m.last_loss
+        );
         let again = train::<Autodiff<Flex>>(&cfg, &d, &dev, &mut |_, _| {}).unwrap();
         assert_eq!(again.last_loss, m.last_loss, "seeded training repeats");
         let dir = std::env::temp_dir().join(format!("tress-traj-{}", std::process::id()));
