@@ -98,6 +98,7 @@ pub struct TrajectoryModel<B: Backend> {
     /// Mean squared error (scaled) of the first and last steps.
     pub first_loss: f64,
     pub last_loss: f64,
+    /// Seconds the training took (not in the file, whose bytes depend on its inputs alone).
     pub seconds: f64,
 }
 
@@ -185,7 +186,6 @@ impl TrajectoryModel<Flex> {
                 "scales": self.scales,
                 "first_loss": self.first_loss,
                 "last_loss": self.last_loss,
-                "seconds": self.seconds,
                 "build": crate::build_id(),
                 "training": extra,
             }),
@@ -221,7 +221,7 @@ impl TrajectoryModel<Flex> {
             outputs,
             first_loss: f.header["first_loss"].as_f64().unwrap_or(f64::NAN),
             last_loss: f.header["last_loss"].as_f64().unwrap_or(f64::NAN),
-            seconds: f.header["seconds"].as_f64().unwrap_or(f64::NAN),
+            seconds: f64::NAN,
         })
     }
 }
@@ -266,6 +266,9 @@ mod tests {
         let path = dir.join("t.tnn");
         m.write(&path, serde_json::Value::Null).unwrap();
         let back = TrajectoryModel::read(&path).unwrap();
+        let path2 = dir.join("t2.tnn");
+        again.write(&path2, serde_json::Value::Null).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(&path2).unwrap());
         let x = &d.x[..cfg.inputs()];
         assert_eq!(m.predict(x, &dev), back.predict(x, &dev));
         std::fs::remove_dir_all(&dir).ok();
