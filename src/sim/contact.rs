@@ -103,12 +103,13 @@ pub fn touches(
     h: f32,
     colliders: &ColliderFrame,
     margin: f32,
+    roots_free: bool,
     out: &mut Vec<Option<Touch>>,
 ) {
     let o = model.offsets[s];
     out.clear();
     out.extend(x.iter().enumerate().map(|(i, p)| {
-        if model.pins[o + i] != Pin::Free {
+        if !model.pins[o + i].collides(roots_free) {
             return None;
         }
         let c = colliders.query(*p)?;
@@ -169,11 +170,12 @@ pub fn collide(
     margin: f32,
     mu: f32,
     h: f32,
+    roots_free: bool,
 ) -> ContactStats {
     let o = model.offsets[s];
     let mut st = ContactStats::default();
     for i in 0..x.len() {
-        if model.pins[o + i] != Pin::Free {
+        if !model.pins[o + i].collides(roots_free) {
             continue;
         }
         // A particle pushed out of one collider may land in another where they meet (neck and

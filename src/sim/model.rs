@@ -49,6 +49,14 @@ pub enum Pin {
     World,
 }
 
+impl Pin {
+    /// Whether the particle meets the colliders: free particles, and head-pinned ones when
+    /// zero-length root springs (004) make them dynamic (`roots_free`).
+    pub fn collides(self, roots_free: bool) -> bool {
+        self == Pin::Free || (self == Pin::Head && roots_free)
+    }
+}
+
 /// The simulated strands, their rest shape (head-local) and springs.
 #[derive(Clone, Debug)]
 pub struct StrandModel {

@@ -247,10 +247,11 @@ impl Simulation {
     /// Deepest particle inside a collider now (cm; 0 when none is inside).
     pub fn deepest_penetration(&self) -> f32 {
         let frame = self.colliders.at(self.time);
+        let roots_free = self.options.root_spring.is_some();
         self.x
             .par_iter()
             .zip(&self.model.pins)
-            .filter(|(_, p)| **p == Pin::Free)
+            .filter(|(_, p)| p.collides(roots_free))
             .map(|(x, _)| frame.query(*x).map_or(0.0, |c| (-c.distance).max(0.0)))
             .reduce(|| 0.0, f32::max)
     }
@@ -272,6 +273,7 @@ impl Simulation {
         }
         let hair_hair =
             self.options.hair_hair && (self.material.hair_friction > 0.0 || self.material.repulsion > 0.0);
+        let roots_free = self.options.root_spring.is_some();
         if hair_hair {
             let t = Instant::now();
             self.grid.build(
@@ -327,7 +329,17 @@ impl Simulation {
                 |(sc, ext, near), (s, x, v)| {
                     let mut times = [Duration::ZERO; 4];
                     let t = Instant::now();
-                    touches(model, s, x, v, h, colliders, options.collision_margin, near);
+                    touches(
+                        model,
+                        s,
+                        x,
+                        v,
+                        h,
+                        colliders,
+                        options.collision_margin,
+                        roots_free,
+                        near,
+                    );
                     times[1] = t.elapsed();
                     ext.clear();
                     ext.resize(x.len(), Vec3::ZERO);
@@ -368,6 +380,7 @@ impl Simulation {
                         options.collision_margin,
                         material.friction,
                         h,
+                        roots_free,
                     );
                     times[1] += t.elapsed();
                     (strain, contact, times)
