@@ -1130,6 +1130,11 @@ fn parse_rows(g: &GuideSpec, origin: &str) -> Result<Vec<MethodRow>> {
             Some((a, b)) => (a.trim(), Some(b.trim())),
             None => (entry.trim(), None),
         };
+        if id == "trajectory" {
+            return Err(Error::Invalid(format!(
+                "{origin}: guides.methods: `trajectory` is trained across a batch's items, not run in one job: add [batch.trajectory] (with [batch.experiments] or batch.motions)"
+            )));
+        }
         let method: Method = id
             .parse()
             .map_err(|e| Error::Invalid(format!("{origin}: guides.methods: {e}")))?;
@@ -1401,6 +1406,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("batch.experiments.speed"), "{e}");
+        let e = job("name = 'b'\n[guides]\nmethods = ['trajectory']")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[batch.trajectory]"), "{e}");
         let e = job("name = 'b'\n[batch.trajectory]\nheld_out = 0")
             .unwrap_err()
             .to_string();
