@@ -134,17 +134,24 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
         point,
         fps,
     };
-    let mut data = Dataset::new(cfg.inputs(), 3 * rest.len());
-    for j in train_items {
+    // Every item's ground truth, on the first item's groom.
+    let truth_of = |j: &Job| -> Result<Truth> {
         let t = truth(&j.output)?;
-        if t.points.first().is_some_and(|p| p.len() != rest.len()) {
+        if let Some(p) = t.points.first()
+            && p.len() != rest.len()
+        {
             return Err(Error::Invalid(format!(
                 "batch item {}: {} vertices where the first item has {}: the trajectory baseline needs one groom",
                 item_name(j),
-                t.points[0].len(),
+                p.len(),
                 rest.len()
             )));
         }
+        Ok(t)
+    };
+    let mut data = Dataset::new(cfg.inputs(), 3 * rest.len());
+    for j in train_items {
+        let t = truth_of(j)?;
         let m = motion(&t, j.fps);
         for i in 0..t.points.len() {
             data.push(
@@ -179,7 +186,7 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
     let mut held_out = Vec::new();
     let (mut predict_seconds, mut predicted) = (0.0, 0usize);
     for j in held {
-        let t = truth(&j.output)?;
+        let t = truth_of(j)?;
         let m = motion(&t, j.fps);
         let features: Vec<f32> = (0..t.points.len()).flat_map(|i| m.features(i, &cfg)).collect();
         let clock = std::time::Instant::now();
