@@ -174,6 +174,34 @@ fn a_scene_job_simulates_what_the_command_does() {
         "{}",
         common::stderr(&o)
     );
+    let load = |extra: &str| {
+        std::fs::write(
+            &job,
+            format!(
+                "name = 'scene'\n{extra}\n[scene]\nmss = '{}'\n",
+                student_scene().display()
+            ),
+        )
+        .unwrap();
+        tress::pipeline::job::Job::load(&job)
+    };
+    // So is a batch over other grooms: the scene is the groom.
+    let e = load("[batch]\ngrooms = ['wavy']").unwrap_err().to_string();
+    assert!(e.contains("leave out batch.grooms"), "{e}");
+    // The job's `moving` applies to the scene's own velocity (0.25 units/s at 10 cm a unit).
+    let j = load("[motion]\nmoving = 0.5").unwrap();
+    assert_eq!(j.motion.moving, Some(0.5));
+    assert_eq!(j.motion.velocity, Some([2.5, 0.0, 0.0]));
+    // The scene's step is kept at other frame rates: 100 steps at 24 fps, 50 at 48.
+    assert_eq!(load("").unwrap().simulate.substeps, 100);
+    assert_eq!(load("fps = 48.0").unwrap().simulate.substeps, 50);
+    assert_eq!(
+        load("fps = 48.0\n[simulate]\nsubsteps = 7")
+            .unwrap()
+            .simulate
+            .substeps,
+        7
+    );
 }
 
 #[test]
@@ -225,5 +253,11 @@ fn the_experiment_batch_trains_the_trajectory_baseline() {
     let stamp = std::fs::metadata(&model).unwrap().modified().unwrap();
     tress_ok(&["run", job.to_str().unwrap(), "--summary"]);
     assert_eq!(std::fs::metadata(&model).unwrap().modified().unwrap(), stamp);
+    assert_eq!(std::fs::read(&model).unwrap(), before);
+    // A lost prediction is made again (same training, same bytes), not taken from the key.
+    let lost = out.join("trajectory/exp22.tcache");
+    std::fs::remove_file(&lost).unwrap();
+    tress_ok(&["run", job.to_str().unwrap(), "--summary"]);
+    assert!(lost.is_file());
     assert_eq!(std::fs::read(&model).unwrap(), before);
 }

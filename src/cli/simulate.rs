@@ -117,7 +117,7 @@ pub struct SimulateArgs {
 
 fn options(a: &SimulateArgs, mss: Option<&crate::scene::mss::MssPhysics>) -> SimOptions {
     let mut o = match mss {
-        Some(p) => crate::scene::mss::sim_options(p, crate::scene::mss::DEFAULT_SUBSTEPS),
+        Some(p) => crate::scene::mss::sim_options(p, crate::scene::mss::default_substeps(a.fps)),
         None => SimOptions::default(),
     };
     if let Some(k) = a.substeps {

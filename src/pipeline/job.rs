@@ -117,17 +117,14 @@ pub struct SceneSpec {
     /// Centimetres per scene unit (the scene's head is a unit sphere).
     #[serde(default = "default_unit")]
     pub unit: f32,
-    /// Steps per frame of the scene's explicit integrator.
-    #[serde(default = "default_scene_substeps")]
-    pub substeps: u32,
+    /// Steps per frame of the scene's explicit integrator (by default 100 at 24 fps, the same
+    /// time step at other frame rates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub substeps: Option<u32>,
 }
 
 fn default_unit() -> f32 {
     crate::scene::mss::DEFAULT_UNIT_CM
-}
-
-fn default_scene_substeps() -> u32 {
-    crate::scene::mss::DEFAULT_SUBSTEPS
 }
 
 /// How guides are chosen.
@@ -637,7 +634,7 @@ impl Job {
         };
         let mut groom: GroomSpec = section(get("groom"), "groom", origin)?;
         let scene = match t.get("scene") {
-            Some(v) => Some(load_scene(v, &table_in, &mut groom, origin, dir)?),
+            Some(v) => Some(load_scene(v, &table_in, &mut groom, fps, origin, dir)?),
             None => None,
         };
         if let Some(f) = &groom.file {
@@ -698,8 +695,11 @@ impl Job {
                     .any(|k| m.contains_key(*k))
             });
             if !own {
+                // The scene's velocity; the job's own `moving` and `pivot` still apply.
                 motion = MotionSpec {
                     velocity: Some(phys.velocity.to_array()),
+                    moving: motion.moving,
+                    pivot: motion.pivot,
                     ..MotionSpec::default()
                 };
             }
@@ -734,8 +734,11 @@ impl Job {
         let simulate: SimOptions = match &scene {
             // The scene's solver settings under the job's own.
             Some((spec, phys)) => {
-                let mut base = Table::try_from(crate::scene::mss::sim_options(phys, spec.substeps))
-                    .map_err(|e| Error::Runtime(format!("scene solver settings: {e}")))?;
+                let mut base = Table::try_from(crate::scene::mss::sim_options(
+                    phys,
+                    spec.substeps.unwrap_or(crate::scene::mss::DEFAULT_SUBSTEPS),
+                ))
+                .map_err(|e| Error::Runtime(format!("scene solver settings: {e}")))?;
                 if let Some(Value::Table(own)) = table_in.get("simulate") {
                     merge(&mut base, own.clone());
                 }
@@ -886,6 +889,11 @@ impl Job {
                     if m.ends_with(".toml") {
                         *m = dir.join(expand_env(m, origin)?).display().to_string();
                     }
+                }
+                if scene.is_some() && (!b.grooms.is_empty() || b.groom_folder.is_some()) {
+                    return Err(Error::Invalid(format!(
+                        "{origin}: [scene] mss is the batch's groom: leave out batch.grooms and batch.groom_folder"
+                    )));
                 }
                 if let Some(e) = &b.experiments {
                     if !b.motions.is_empty() {
@@ -1079,6 +1087,7 @@ fn load_scene(
     v: &Value,
     own: &Table,
     groom: &mut GroomSpec,
+    fps: f64,
     origin: &str,
     dir: &Path,
 ) -> Result<(SceneSpec, crate::scene::mss::MssPhysics)> {
@@ -1088,7 +1097,10 @@ fn load_scene(
             "{origin}: [scene] mss is the job's groom: leave out groom.preset and groom.file"
         )));
     }
-    if !(1..=10_000).contains(&spec.substeps) {
+    let substeps = *spec
+        .substeps
+        .get_or_insert(crate::scene::mss::default_substeps(fps));
+    if !(1..=10_000).contains(&substeps) {
         return Err(Error::Invalid(format!(
             "{origin}: scene.substeps must be within 1..=10000"
         )));

@@ -147,7 +147,8 @@ pub fn track_of(job: &Job, m: &super::job::MotionSpec, first: i64) -> Result<(He
             velocity: glam::DVec3::from_array(m.velocity.unwrap_or_default()),
             angular_velocity: glam::DVec3::from_array(m.angular_velocity.unwrap_or_default()),
             pivot: glam::DVec3::from_array(m.pivot.unwrap_or_default()),
-            duration: m.moving.unwrap_or(whole.max(0.0)),
+            // Still after the shot either way: a longer `moving` needs no more keys.
+            duration: m.moving.unwrap_or(whole).min(whole).max(0.0),
         };
         let what = format!(
             "constant motion: {:.2} cm/s, {:.1}°/s for {:.2} s",

@@ -60,6 +60,13 @@ fn item_name(j: &Job) -> String {
         .unwrap_or_default()
 }
 
+/// Most weights of the network's last layer (hidden × 3 × vertices): 256 MB of f32, the
+/// same again twice for Adam's moments.
+const MAX_WEIGHTS: usize = 1 << 26;
+
+/// Most values of training targets held in memory (frames × 3 × vertices): 1 GB of f32.
+const MAX_TRAINING_VALUES: usize = 1 << 28;
+
 /// An item's ground truth: its frames' poses, positions and frame numbers.
 struct Truth {
     frames: Vec<f64>,
@@ -94,8 +101,12 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
         return Ok(None);
     };
     if items.len() <= cfg.held_out {
+        let origin = job
+            .file
+            .as_ref()
+            .map_or_else(|| job.name.clone(), |f| f.display().to_string());
         return Err(Error::Invalid(format!(
-            "batch.trajectory.held_out = {} leaves no item to train on ({} items)",
+            "{origin}: batch.trajectory.held_out = {} leaves no item to train on ({} items)",
             cfg.held_out,
             items.len()
         )));
@@ -109,14 +120,30 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
     let mut h = Sha256::new();
     h.update(crate::build_id());
     h.update(serde_json::to_vec(&cfg).expect("json"));
+    // The held-out predictions get the job's collision projection.
+    h.update([job.guides.resolve_collisions as u8]);
     for j in items {
         h.update(item_name(j));
-        h.update(file_sha256(&j.output.join("gt.tcache"))?);
+        h.update(j.simulate.collision_margin.to_le_bytes());
+        let gt = j.output.join("gt.tcache");
+        if !gt.exists() {
+            return Err(Error::Invalid(format!(
+                "batch item {}: {} is missing: the trajectory baseline needs every batch item simulated first (run the items, then the summary)",
+                item_name(j),
+                gt.display()
+            )));
+        }
+        h.update(file_sha256(&gt)?);
     }
     let key = format!("{:x}", h.finalize());
     let key_path = dir.join("inputs.sha256");
     let metrics_path = dir.join("metrics.json");
-    if std::fs::read_to_string(&key_path).is_ok_and(|k| k.trim() == key)
+    let outputs_exist = dir.join("model.tnn").exists()
+        && held_items(items, &cfg)
+            .iter()
+            .all(|j| dir.join(format!("{}.tcache", item_name(j))).exists());
+    if outputs_exist
+        && std::fs::read_to_string(&key_path).is_ok_and(|k| k.trim() == key)
         && let Ok(text) = std::fs::read_to_string(&metrics_path)
         && let Ok(m) = serde_json::from_str::<TrajectoryMetrics>(&text)
     {
@@ -149,9 +176,26 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
         }
         Ok(t)
     };
-    let mut data = Dataset::new(cfg.inputs(), 3 * rest.len());
+    // The network's last layer and the training set, bounded before anything is allocated.
+    let outputs = 3 * rest.len();
+    if cfg.hidden.saturating_mul(outputs) > MAX_WEIGHTS {
+        return Err(Error::Invalid(format!(
+            "batch.trajectory: {} vertices × hidden {} is a last layer of {} weights, over the limit of {MAX_WEIGHTS}: the baseline predicts every vertex of a small groom (use fewer strands or points, or a smaller hidden)",
+            rest.len(),
+            cfg.hidden,
+            cfg.hidden.saturating_mul(outputs)
+        )));
+    }
+    let mut data = Dataset::new(cfg.inputs(), outputs);
     for j in train_items {
         let t = truth_of(j)?;
+        if (data.len() + t.points.len()).saturating_mul(outputs) > MAX_TRAINING_VALUES {
+            return Err(Error::Invalid(format!(
+                "batch.trajectory: the training items' frames × {} vertices exceed {MAX_TRAINING_VALUES} values (at item {}): train on fewer or shorter items",
+                rest.len(),
+                item_name(j)
+            )));
+        }
         let m = motion(&t, j.fps);
         for i in 0..t.points.len() {
             data.push(

@@ -9,7 +9,8 @@
 //!
 //! - lengths: one scene unit is `unit` cm (default 10: the head becomes a human-sized 10 cm
 //!   sphere);
-//! - a spring pulls its particles with k (l − L) / m; tress's edge spring pulls with
+//! - a spring pulls its particles with k (l − L) / m; tress's edge spring between particles
+//!   of equal mass (`SimOptions::uniform_mass`, as the project's) pulls with
 //!   stretch · (l − L) / L, so `stretch = k L / m` (cm/s², per spring; the material takes
 //!   their mean);
 //! - a zero-length spring pulls with k (x − P) / m; tress's root spring with
@@ -119,10 +120,17 @@ pub fn physics(scene: &MssScene, unit: f32, up: crate::groom::UpAxis) -> Result<
         notes.push("no zero-length springs: tress moves the roots with the head".into());
         None
     } else {
-        if roots.iter().any(|r| !positive(*r)) {
-            return Err(Error::Invalid(
-                "a zero-length spring has a stiffness that is not positive".into(),
-            ));
+        if let Some(p) = scene
+            .pins
+            .iter()
+            .find(|p| !positive(p.stiffness / mass(p.particle)))
+        {
+            return Err(Error::Invalid(format!(
+                "the zero-length spring on particle {} has stiffness {} (particle mass {}): tress needs a positive stiffness per mass",
+                p.particle,
+                p.stiffness,
+                mass(p.particle)
+            )));
         }
         let (r, spread) = mean_spread(&roots);
         if spread > 0.01 {
@@ -144,12 +152,13 @@ pub fn physics(scene: &MssScene, unit: f32, up: crate::groom::UpAxis) -> Result<
             off * u
         ));
     }
+    notes.extend(pin_notes(scene, root_spring.is_some()));
     if scene.particles.iter().any(|p| p.velocity != [0.0; 3]) {
         notes.push("particles have initial velocities: tress starts the hair at rest".into());
     }
     let masses: Vec<f64> = scene.particles.iter().map(|p| p.mass).collect();
     if mean_spread(&masses).1 > 0.01 {
-        notes.push("particle masses differ: tress's springs act per unit mass of each strand".into());
+        notes.push("particle masses differ: tress gives every particle of a strand the same mass".into());
     }
     notes.push(
         "head contact: tress's projection and friction response (the project reflects the velocity, keeping 60 %)".into(),
@@ -178,8 +187,60 @@ pub fn physics(scene: &MssScene, unit: f32, up: crate::groom::UpAxis) -> Result<
     })
 }
 
-/// The simulator settings of the project: its integrator, root springs, no hair–hair
-/// interaction, no settling before the first frame, `substeps` steps per frame.
+/// Where the scene's zero-length springs sit that tress cannot follow: tress springs the first
+/// particle of every strand (when the scene has any zero-length spring), nothing else.
+fn pin_notes(scene: &MssScene, springs: bool) -> Vec<String> {
+    let n = scene.particles.len();
+    let mut degree = vec![0u32; n];
+    // The chain each particle belongs to (union–find over the springs).
+    let mut chain: Vec<usize> = (0..n).collect();
+    fn find(c: &mut [usize], mut v: usize) -> usize {
+        while c[v] != v {
+            c[v] = c[c[v]];
+            v = c[v];
+        }
+        v
+    }
+    for s in &scene.springs {
+        degree[s.a] += 1;
+        degree[s.b] += 1;
+        let (a, b) = (find(&mut chain, s.a), find(&mut chain, s.b));
+        chain[a.max(b)] = a.min(b);
+    }
+    let mut end_pins = vec![0usize; n];
+    let mut inner = 0;
+    for p in &scene.pins {
+        if degree[p.particle] >= 2 {
+            inner += 1;
+        } else {
+            end_pins[find(&mut chain, p.particle)] += 1;
+        }
+    }
+    let chains: Vec<usize> = (0..n).filter(|&v| find(&mut chain, v) == v).collect();
+    let both = chains.iter().filter(|&&c| end_pins[c] > 1).count();
+    let free = chains.iter().filter(|&&c| end_pins[c] == 0).count();
+    let mut notes = Vec::new();
+    if inner > 0 {
+        notes.push(format!(
+            "{inner} zero-length springs hold particles inside a strand: tress springs each strand's root only and leaves them out"
+        ));
+    }
+    if both > 0 {
+        notes.push(format!(
+            "{both} strands are held at both ends: tress springs the root end only"
+        ));
+    }
+    if springs && free > 0 {
+        notes.push(format!(
+            "{free} strands have no zero-length spring at an end: tress springs their first particle like the others'"
+        ));
+    }
+    notes
+}
+
+/// The simulator settings of the project: its integrator, root springs, equal particle
+/// masses, no hair–hair interaction, no settling before the first frame, `substeps` steps per
+/// frame.
 pub fn sim_options(p: &MssPhysics, substeps: u32) -> crate::sim::SimOptions {
     crate::sim::SimOptions {
         integrator: Integrator::Symplectic,
@@ -187,6 +248,7 @@ pub fn sim_options(p: &MssPhysics, substeps: u32) -> crate::sim::SimOptions {
         adaptive: false,
         hair_hair: false,
         clamp_root: false,
+        uniform_mass: true,
         root_spring: p.root_spring,
         preroll_frames: 0,
         ..Default::default()
@@ -197,8 +259,18 @@ pub fn sim_options(p: &MssPhysics, substeps: u32) -> crate::sim::SimOptions {
 /// the hair's springs but tress's contact response (2·10⁶ cm/s² per cm, damped at 2800/s),
 /// which an explicit step must resolve: damping alone needs h < 2/2800 s, 34 steps per frame.
 /// On the generated scene 40 steps blow up (peak speed 10⁴ cm/s), 60 and 80 overshoot (169,
-/// 87 cm/s), 100 are within 4 % of 140 (81 and 78 cm/s).
+/// 87 cm/s), 100 are within 4 % of 140 (81 and 78 cm/s). Other frame rates keep the step:
+/// [`default_substeps`].
 pub const DEFAULT_SUBSTEPS: u32 = 100;
+
+/// Steps per frame at `fps` frames per second for the same time step as
+/// [`DEFAULT_SUBSTEPS`] at 24 fps (h = 1/2400 s): 100 at 24 fps, 50 at 48, 125 at 19.2.
+pub fn default_substeps(fps: f64) -> u32 {
+    if !(fps > 0.0 && fps.is_finite()) {
+        return DEFAULT_SUBSTEPS;
+    }
+    ((DEFAULT_SUBSTEPS as f64 * 24.0 / fps).ceil() as u32).clamp(1, 10_000)
+}
 
 /// Which way the generator's hairs leave the head (the project's `spread`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -333,6 +405,87 @@ mod tests {
         let d =
             DVec3::from_array(s.particles[1].position).distance(DVec3::from_array(s.particles[0].position));
         assert!((d - 0.025).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_hanging_chain_settles_where_hookes_law_puts_it() {
+        // Four particles of mass 1 hanging 1 unit apart, k = 2000, the root on a zero-length
+        // spring k0 = 4000, 10 cm per unit, g = 98.1 units/s². At rest each spring carries the
+        // particles below it: spring i stretches (3 − i) m g / k = (3 − i) · 0.4905 cm, and
+        // the root spring carries all four: sag 4 m g / k0 = 0.981 cm. Air drag (which moves no
+        // equilibrium) lets it settle. With the end particles at half mass (a groom's masses)
+        // the last spring would stretch 2/3 as far: the mapping needs equal masses.
+        let scene = tress_formats::mss::parse(
+            b"v 0 5 0 0 0 0 1\nv 0 4 0 0 0 0 1\nv 0 3 0 0 0 0 1\nv 0 2 0 0 0 0 1\n\
+              s 0 1 2000\ns 1 2 2000\ns 2 3 2000\nz 0 0 5 0 4000\nc 0 -20 0\nh 0 0 0\n",
+        )
+        .unwrap();
+        let p = physics(&scene, 10.0, crate::groom::UpAxis::Y).unwrap();
+        let strands = scene.strands().unwrap();
+        let points: Vec<Vec3> = strands
+            .points
+            .iter()
+            .map(|q| Vec3::from_array(*q) * 10.0)
+            .collect();
+        let groom =
+            crate::groom::Groom::new(points.clone(), strands.counts.clone(), Default::default()).unwrap();
+        let mut material = p.material.clone();
+        material.air_damping = 20.0;
+        let colliders = crate::collide::Colliders::on_head(
+            Vec::new(),
+            crate::motion::HeadTrack::still(crate::motion::Pose::IDENTITY),
+        );
+        let mut sim = crate::sim::Simulation::new(&groom, material, sim_options(&p, 100), colliders, 0.0);
+        for _ in 0..240 {
+            sim.step_frame(1.0 / 24.0, false);
+        }
+        let speed = sim.v.iter().map(|v| v.length()).fold(0.0, f32::max);
+        assert!(speed < 0.05, "still moving at {speed} cm/s");
+        for i in 0..3 {
+            let stretch = sim.x[i].distance(sim.x[i + 1]) - 10.0;
+            let want = (3 - i) as f32 * 0.4905;
+            assert!(
+                (stretch - want).abs() < 1e-3 * want.max(1.0),
+                "spring {i}: {stretch} cm, want {want}"
+            );
+        }
+        let sag = points[0].y - sim.x[0].y;
+        assert!((sag - 0.981).abs() < 1e-3, "root sag {sag} cm, want 0.981");
+    }
+
+    #[test]
+    fn pins_tress_cannot_follow_are_noted() {
+        // A three-particle chain held in its middle and at both ends, and a free chain.
+        let scene = tress_formats::mss::parse(
+            b"v 0 1 0 0 0 0 1\nv 0 2 0 0 0 0 1\nv 0 3 0 0 0 0 1\nv 5 1 0 0 0 0 1\nv 5 2 0 0 0 0 1\n\
+              s 0 1 10\ns 1 2 10\ns 3 4 10\nz 0 0 1 0 5\nz 1 0 2 0 5\nz 2 0 3 0 5\nc 0 0 0\nh 0 0 0\n",
+        )
+        .unwrap();
+        let p = physics(&scene, 10.0, crate::groom::UpAxis::Y).unwrap();
+        let all = p.notes.join("\n");
+        assert!(
+            all.contains("1 zero-length springs hold particles inside a strand"),
+            "{all}"
+        );
+        assert!(all.contains("1 strands are held at both ends"), "{all}");
+        assert!(all.contains("1 strands have no zero-length spring"), "{all}");
+        // Bad stiffness names its particle.
+        let bad = tress_formats::mss::parse(
+            b"v 0 1 0 0 0 0 1\nv 0 2 0 0 0 0 1\ns 0 1 10\nz 0 0 1 0 -5\nc 0 0 0\nh 0 0 0\n",
+        )
+        .unwrap();
+        let e = physics(&bad, 10.0, crate::groom::UpAxis::Y)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("particle 0"), "{e}");
+    }
+
+    #[test]
+    fn the_default_step_is_kept_at_other_frame_rates() {
+        assert_eq!(default_substeps(24.0), 100);
+        assert_eq!(default_substeps(48.0), 50);
+        assert_eq!(default_substeps(30.0), 80);
+        assert_eq!(default_substeps(25.0), 96);
     }
 
     #[test]

@@ -79,6 +79,8 @@ pub struct ModelOptions {
     /// Pin the second particle to the head too, so strands leave the scalp in their groomed
     /// direction instead of hinging at the root.
     pub clamp_root: bool,
+    /// Every particle of a strand gets the strand's mean segment mass, ends included.
+    pub uniform_mass: bool,
     /// Mass per cm of strand (forces scale with it, so only ratios matter).
     pub linear_density: f32,
 }
@@ -87,6 +89,7 @@ impl Default for ModelOptions {
     fn default() -> Self {
         ModelOptions {
             clamp_root: true,
+            uniform_mass: false,
             linear_density: 1.0,
         }
     }
@@ -121,8 +124,12 @@ impl StrandModel {
             for i in o..e {
                 let left = if i > o { len(i - 1) } else { 0.0 };
                 let right = if i + 1 < e { len(i) } else { 0.0 };
-                mass[i] =
-                    (opts.linear_density * 0.5 * (left + right)).max(1e-4 * opts.linear_density.max(1e-6));
+                let share = if opts.uniform_mass {
+                    mean_edge
+                } else {
+                    0.5 * (left + right)
+                };
+                mass[i] = (opts.linear_density * share).max(1e-4 * opts.linear_density.max(1e-6));
             }
             if e > o {
                 pins[o] = Pin::Head;

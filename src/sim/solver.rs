@@ -38,6 +38,9 @@ pub struct SimOptions {
     pub collision_margin: f32,
     /// Pin the second particle of every strand to the head too.
     pub clamp_root: bool,
+    /// Give every particle of a strand the same mass (mass–spring scenes such as 004's) instead
+    /// of half of each of its two segments'.
+    pub uniform_mass: bool,
     /// Zero-length root springs of this stiffness instead of kinematic roots (004).
     pub root_spring: Option<f32>,
     /// Frames simulated at the first head pose before the first output frame, so the groom
@@ -58,6 +61,7 @@ impl Default for SimOptions {
             hair_cell: 1.5,
             collision_margin: 0.03,
             clamp_root: true,
+            uniform_mass: false,
             root_spring: None,
             preroll_frames: 24,
             max_speed: 5.0e4,
@@ -125,6 +129,7 @@ impl Simulation {
             &material,
             &ModelOptions {
                 clamp_root: options.clamp_root,
+                uniform_mass: options.uniform_mass,
                 ..Default::default()
             },
         );
