@@ -11,6 +11,7 @@
 use glam::{Quat, Vec2, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tress_formats::{Attr, StrandAttrs};
 
@@ -231,52 +232,75 @@ fn arc_length(pts: &[Vec3]) -> f32 {
 
 /// Generates a groom. Root UVs (000 App. A around the cranium centre), ids and a constant
 /// width are attached.
+/// One strand from its root direction and its random draws.
+fn grow(
+    p: &GroomParams,
+    d: Vec3,
+    length: f32,
+    lift: f32,
+    phase: f32,
+    dense_steps: usize,
+) -> Result<Vec<Vec3>> {
+    let root = p.scalp.surface_point(d);
+    // Curls and waves swing `curl_radius` around the centreline: lift it that much more so
+    // they clear the cranium.
+    let lift = lift
+        + if p.style == Style::Straight {
+            0.0
+        } else {
+            p.curl_radius
+        };
+    // Grow the centreline short enough that the curled, resampled strand comes out at
+    // `length` (curls add arc length; resampling cuts a little off as chords).
+    let mut centre_len = length;
+    let mut strand: Vec<Vec3> = Vec::new();
+    let mut best_error = f32::INFINITY;
+    for _ in 0..6 {
+        let step = centre_len / dense_steps as f32;
+        let c = centreline(&p.scalp, root, lift, dense_steps, step);
+        let mut dense = curl(&c, p.style, p.curl_radius, p.curl_frequency, phase, step);
+        // Where the centreline turns tightly a curl can still dip towards the head.
+        for q in dense.iter_mut().skip(1) {
+            *q = p.scalp.push_out(*q, MIN_CLEARANCE);
+        }
+        let dense = Groom::new(dense, vec![dense_steps as u32 + 1], StrandAttrs::default())?;
+        let candidate = resample(&dense, p.points).points().to_vec();
+        let got = arc_length(&candidate);
+        // Coarse curls alias, so the iteration need not converge: keep the closest.
+        if (got - length).abs() < best_error {
+            best_error = (got - length).abs();
+            strand = candidate;
+        }
+        if best_error < 1e-4 * length {
+            break;
+        }
+        centre_len *= length / got;
+    }
+    Ok(strand)
+}
+
 pub fn generate(p: &GroomParams) -> Result<Groom> {
     p.check()?;
     let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
     let dirs = root_directions(p, &mut rng);
     let dense_steps = (p.points - 1) * OVERSAMPLE;
-    let mut points = Vec::with_capacity(p.strands * p.points);
-    for d in &dirs {
-        let root = p.scalp.surface_point(*d);
-        let length = p.length * (1.0 + rng.random_range(-p.length_jitter..=p.length_jitter));
-        // Curls and waves swing `curl_radius` around the centreline: lift it that much more so
-        // they clear the cranium.
-        let lift = LIFT * rng.random_range(0.6..1.6)
-            + if p.style == Style::Straight {
-                0.0
-            } else {
-                p.curl_radius
-            };
-        let phase: f32 = rng.random_range(0.0..std::f32::consts::TAU);
-        // Grow the centreline short enough that the curled, resampled strand comes out at
-        // `length` (curls add arc length; resampling cuts a little off as chords).
-        let mut centre_len = length;
-        let mut strand: Vec<Vec3> = Vec::new();
-        let mut best_error = f32::INFINITY;
-        for _ in 0..6 {
-            let step = centre_len / dense_steps as f32;
-            let c = centreline(&p.scalp, root, lift, dense_steps, step);
-            let mut dense = curl(&c, p.style, p.curl_radius, p.curl_frequency, phase, step);
-            // Where the centreline turns tightly a curl can still dip towards the head.
-            for q in dense.iter_mut().skip(1) {
-                *q = p.scalp.push_out(*q, MIN_CLEARANCE);
-            }
-            let dense = Groom::new(dense, vec![dense_steps as u32 + 1], StrandAttrs::default())?;
-            let candidate = resample(&dense, p.points).points().to_vec();
-            let got = arc_length(&candidate);
-            // Coarse curls alias, so the iteration need not converge: keep the closest.
-            if (got - length).abs() < best_error {
-                best_error = (got - length).abs();
-                strand = candidate;
-            }
-            if best_error < 1e-4 * length {
-                break;
-            }
-            centre_len *= length / got;
-        }
-        points.extend_from_slice(&strand);
-    }
+    // The random draws in strand order, then the strands in parallel (the same groom whatever
+    // the thread count).
+    let draws: Vec<(f32, f32, f32)> = dirs
+        .iter()
+        .map(|_| {
+            let length = p.length * (1.0 + rng.random_range(-p.length_jitter..=p.length_jitter));
+            let lift = LIFT * rng.random_range(0.6..1.6);
+            let phase: f32 = rng.random_range(0.0..std::f32::consts::TAU);
+            (length, lift, phase)
+        })
+        .collect();
+    let strands: Vec<Vec<Vec3>> = dirs
+        .par_iter()
+        .zip(&draws)
+        .map(|(d, &(length, lift, phase))| grow(p, *d, length, lift, phase, dense_steps))
+        .collect::<Result<_>>()?;
+    let points: Vec<Vec3> = strands.concat();
     let root_uv = dirs
         .iter()
         .map(|d| {

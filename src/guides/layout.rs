@@ -223,6 +223,12 @@ pub struct GuideRotations {
 }
 
 impl GuideRotations {
+    /// Guide `slot`'s maps, one per particle (never empty: guides are non-empty strands).
+    #[inline]
+    pub fn maps(&self, slot: usize) -> &[Affine3A] {
+        &self.maps[self.start[slot]..self.start[slot + 1]]
+    }
+
     /// B_g(j)·x for guide `slot`, its particle `i` (its last when it is shorter).
     #[inline]
     pub fn carry(&self, slot: usize, i: usize, x: Vec3) -> Vec3 {
