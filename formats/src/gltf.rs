@@ -84,7 +84,27 @@ fn gltf_error(e: gltf::Error) -> Error {
     Error::corrupt(format!("not a readable glTF file ({e})"))
 }
 
-/// Parses glTF from memory; external buffers are read relative to `base` (`.gltf` files).
+/// The bytes of an embedded buffer, `data:[<media type>];base64,<data>` (glTF 2.0 §3.6.1.1:
+/// embedded buffers are base64). Decoding never grows past the text it is given.
+fn data_uri(uri: &str, index: usize) -> Result<Vec<u8>> {
+    use base64::Engine;
+    let (head, body) = uri.split_once(',').ok_or_else(|| {
+        Error::corrupt(format!(
+            "buffer {index}: a data URI without a comma before its data"
+        ))
+    })?;
+    if !head.ends_with(";base64") {
+        return Err(Error::unsupported(format!(
+            "buffer {index}: data URI {head:?} is not base64 (glTF embeds buffers as base64)"
+        )));
+    }
+    base64::engine::general_purpose::STANDARD
+        .decode(body.trim_end())
+        .map_err(|e| Error::corrupt(format!("buffer {index}: embedded data is not base64 ({e})")))
+}
+
+/// Parses glTF from memory; external buffers are read relative to `base` (`.gltf` files),
+/// embedded ones (`data:` URIs) decoded.
 pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
     let g = gltf::Gltf::from_slice(data).map_err(gltf_error)?;
     let mut buffers: Vec<Vec<u8>> = Vec::new();
@@ -94,8 +114,9 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
                 .blob
                 .clone()
                 .ok_or_else(|| Error::corrupt("the file refers to a binary chunk it does not have"))?,
+            gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => data_uri(uri, b.index())?,
             gltf::buffer::Source::Uri(uri) => {
-                if uri.starts_with("data:") || uri.contains("..") || uri.contains(':') {
+                if uri.contains("..") || uri.contains(':') {
                     return Err(Error::unsupported(format!(
                         "buffer URI {uri:?}: only files beside the .gltf are read"
                     )));
@@ -243,4 +264,68 @@ pub fn read(path: impl AsRef<Path>) -> Result<GltfDoc> {
     let path = path.as_ref();
     let data = std::fs::read(path).in_file(path)?;
     parse(&data, path.parent()).in_file(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine;
+
+    /// A `.gltf` whose buffer is embedded: one node nodding on a translation channel.
+    fn embedded(uri_head: &str, body: Option<&str>) -> String {
+        // Times 0, 0.5, 1, then translations (0, 0, 0), (1, 2, 3), (0, 4, 0).
+        let floats: [f32; 12] = [0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 0.0, 4.0, 0.0];
+        let bytes: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        let uri = format!("{uri_head},{}", body.unwrap_or(&b64));
+        format!(
+            r#"{{"asset": {{"version": "2.0"}}, "nodes": [{{"name": "head"}}],
+            "buffers": [{{"byteLength": {len}, "uri": "{uri}"}}],
+            "bufferViews": [{{"buffer": 0, "byteOffset": 0, "byteLength": 12}},
+                            {{"buffer": 0, "byteOffset": 12, "byteLength": 36}}],
+            "accessors": [{{"bufferView": 0, "componentType": 5126, "count": 3, "type": "SCALAR", "min": [0], "max": [1]}},
+                          {{"bufferView": 1, "componentType": 5126, "count": 3, "type": "VEC3"}}],
+            "animations": [{{"samplers": [{{"input": 0, "output": 1}}],
+                            "channels": [{{"sampler": 0, "target": {{"node": 0, "path": "translation"}}}}]}}]}}"#,
+            len = bytes.len()
+        )
+    }
+
+    #[test]
+    fn embedded_buffers_are_decoded() {
+        let doc = parse(
+            embedded("data:application/octet-stream;base64", None).as_bytes(),
+            None,
+        )
+        .unwrap();
+        assert_eq!(doc.node_by_name("head"), Some(0));
+        let c = &doc.animations[0].channels[0];
+        assert_eq!(c.times, vec![0.0, 0.5, 1.0]);
+        assert_eq!(c.values[1][..3], [1.0, 2.0, 3.0]);
+        assert_eq!(c.values[2][..3], [0.0, 4.0, 0.0]);
+        assert_eq!(doc.animations[0].span(), (0.0, 1.0));
+    }
+
+    #[test]
+    fn bad_embedded_buffers_are_errors() {
+        let e = parse(
+            embedded("data:application/octet-stream;base64", Some("@@@")).as_bytes(),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("not base64"), "{e}");
+        let e = parse(embedded("data:text/plain", Some("abc")).as_bytes(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is not base64"), "{e}");
+        // Short data: the declared length is checked as for any buffer.
+        let e = parse(
+            embedded("data:application/octet-stream;base64", Some("AAAA")).as_bytes(),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("declares"), "{e}");
+    }
 }
