@@ -106,6 +106,15 @@ fn data_uri(uri: &str, index: usize) -> Result<Vec<u8>> {
 /// Parses glTF from memory; external buffers are read relative to `base` (`.gltf` files),
 /// embedded ones (`data:` URIs) decoded.
 pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
+    // A GLB header's total length covers at least the header itself (the gltf crate subtracts
+    // without checking).
+    if let [b'g', b'l', b'T', b'F', _, _, _, _, l0, l1, l2, l3, ..] = *data
+        && (u32::from_le_bytes([l0, l1, l2, l3]) as usize) < 12
+    {
+        return Err(Error::corrupt(
+            "GLB header: its length is shorter than the header",
+        ));
+    }
     let g = gltf::Gltf::from_slice(data).map_err(gltf_error)?;
     let mut buffers: Vec<Vec<u8>> = Vec::new();
     for b in g.buffers() {
@@ -172,6 +181,50 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
         }
     }
 
+    // The gltf crate's validation leaves channel targets out, and reading an invalid one
+    // panics: check what the loop below reads.
+    {
+        use gltf::json::validation::Checked;
+        let json = g.document.as_json();
+        for (i, a) in json.animations.iter().enumerate() {
+            for (j, c) in a.channels.iter().enumerate() {
+                if c.target.node.value() >= json.nodes.len() || c.sampler.value() >= a.samplers.len() {
+                    return Err(Error::corrupt(format!(
+                        "animation {i} channel {j}: node {} or sampler {} does not exist",
+                        c.target.node.value(),
+                        c.sampler.value()
+                    )));
+                }
+            }
+            for (j, s) in a.samplers.iter().enumerate() {
+                if s.input.value() >= json.accessors.len() || s.output.value() >= json.accessors.len() {
+                    return Err(Error::corrupt(format!(
+                        "animation {i} sampler {j}: accessor {} or {} does not exist",
+                        s.input.value(),
+                        s.output.value()
+                    )));
+                }
+            }
+            if let Some(j) = a
+                .channels
+                .iter()
+                .position(|c| matches!(c.target.path, Checked::Invalid))
+            {
+                return Err(Error::corrupt(format!(
+                    "animation {i} channel {j}: the target path is not translation, rotation, scale or weights"
+                )));
+            }
+            if let Some(j) = a
+                .samplers
+                .iter()
+                .position(|s| matches!(s.interpolation, Checked::Invalid))
+            {
+                return Err(Error::corrupt(format!(
+                    "animation {i} sampler {j}: the interpolation is not LINEAR, STEP or CUBICSPLINE"
+                )));
+            }
+        }
+    }
     let mut animations = Vec::new();
     for a in g.animations() {
         let mut channels = Vec::new();
@@ -187,6 +240,33 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
                 gltf::animation::Interpolation::Step => Interpolation::Step,
                 gltf::animation::Interpolation::CubicSpline => Interpolation::CubicSpline,
             };
+            // The types the spec allows (the reader trusts them: another type reads garbage).
+            {
+                use gltf::accessor::{DataType, Dimensions};
+                let (input, output) = (ch.sampler().input(), ch.sampler().output());
+                let ok_in = input.data_type() == DataType::F32 && input.dimensions() == Dimensions::Scalar;
+                let ok_out = match path {
+                    ChannelPath::Translation | ChannelPath::Scale => {
+                        output.data_type() == DataType::F32 && output.dimensions() == Dimensions::Vec3
+                    }
+                    ChannelPath::Rotation => {
+                        output.dimensions() == Dimensions::Vec4
+                            && (output.data_type() == DataType::F32 || output.normalized())
+                            && output.data_type() != DataType::U32
+                    }
+                };
+                if !ok_in || !ok_out {
+                    return Err(Error::corrupt(format!(
+                        "animation {} channel {}: key times must be float scalars and values float vectors (or normalized integer quaternions), not {:?} {:?} → {:?} {:?}",
+                        a.index(),
+                        ch.index(),
+                        input.data_type(),
+                        input.dimensions(),
+                        output.data_type(),
+                        output.dimensions()
+                    )));
+                }
+            }
             let reader = ch.reader(get);
             let times: Vec<f32> = reader
                 .read_inputs()
@@ -319,6 +399,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("is not base64"), "{e}");
+        // An unknown channel target is an error, not a panic (the gltf crate does not check it).
+        let text = embedded("data:application/octet-stream;base64", None)
+            .replace("\"translation\"}", "\"roittaon\"}");
+        let e = parse(text.as_bytes(), None).unwrap_err().to_string();
+        assert!(e.contains("target path"), "{e}");
+        // So is a channel on a node that does not exist.
+        let text =
+            embedded("data:application/octet-stream;base64", None).replace("\"node\": 0", "\"node\": 7");
+        let e = parse(text.as_bytes(), None).unwrap_err().to_string();
+        assert!(e.contains("does not exist"), "{e}");
         // Short data: the declared length is checked as for any buffer.
         let e = parse(
             embedded("data:application/octet-stream;base64", Some("AAAA")).as_bytes(),
