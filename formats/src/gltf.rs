@@ -84,6 +84,20 @@ fn gltf_error(e: gltf::Error) -> Error {
     Error::corrupt(format!("not a readable glTF file ({e})"))
 }
 
+/// Whether accessor `x` lies within its buffer view, counted without overflow: the gltf
+/// crate's reader subtracts one from the count and multiplies unchecked.
+fn fits(x: &gltf::Accessor) -> bool {
+    let Some(view) = x.view() else { return false };
+    let stride = view.stride().unwrap_or(x.size()).max(x.size());
+    x.count() >= 1
+        && x.sparse().is_none_or(|s| s.count() >= 1)
+        && (x.count() - 1)
+            .checked_mul(stride)
+            .and_then(|v| v.checked_add(x.offset()))
+            .and_then(|v| v.checked_add(x.size()))
+            .is_some_and(|end| end <= view.length())
+}
+
 /// The bytes of an embedded buffer, `data:[<media type>];base64,<data>` (glTF 2.0 §3.6.1.1:
 /// embedded buffers are base64). Decoding never grows past the text it is given.
 fn data_uri(uri: &str, index: usize) -> Result<Vec<u8>> {
@@ -255,6 +269,13 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
                             && output.data_type() != DataType::U32
                     }
                 };
+                if !fits(&input) || !fits(&output) {
+                    return Err(Error::corrupt(format!(
+                        "animation {} channel {}: its key accessors are empty or run past their buffer views",
+                        a.index(),
+                        ch.index()
+                    )));
+                }
                 if !ok_in || !ok_out {
                     return Err(Error::corrupt(format!(
                         "animation {} channel {}: key times must be float scalars and values float vectors (or normalized integer quaternions), not {:?} {:?} → {:?} {:?}",
@@ -315,6 +336,25 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
         for p in m.primitives() {
             if p.mode() != gltf::mesh::Mode::Triangles {
                 continue;
+            }
+            {
+                use gltf::accessor::{DataType, Dimensions};
+                let positions = p.get(&gltf::Semantic::Positions);
+                let ok_pos = positions.as_ref().is_none_or(|x| {
+                    fits(x) && x.data_type() == DataType::F32 && x.dimensions() == Dimensions::Vec3
+                });
+                let ok_idx = p.indices().as_ref().is_none_or(|x| {
+                    fits(x)
+                        && matches!(x.data_type(), DataType::U8 | DataType::U16 | DataType::U32)
+                        && x.dimensions() == Dimensions::Scalar
+                });
+                if !ok_pos || !ok_idx {
+                    return Err(Error::corrupt(format!(
+                        "mesh {} primitive {}: positions must be float triples and indices unsigned integers, within their buffer views",
+                        m.index(),
+                        p.index()
+                    )));
+                }
             }
             let r = p.reader(get);
             let base = mesh.positions.len() as u32;
