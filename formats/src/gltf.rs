@@ -426,36 +426,26 @@ mod tests {
         assert_eq!(doc.animations[0].span(), (0.0, 1.0));
     }
 
+    /// The error parsing `text` gives.
+    fn error_of(text: &str) -> String {
+        parse(text.as_bytes(), None).unwrap_err().to_string()
+    }
+
     #[test]
     fn bad_embedded_buffers_are_errors() {
-        let e = parse(
-            embedded("data:application/octet-stream;base64", Some("@@@")).as_bytes(),
-            None,
-        )
-        .unwrap_err()
-        .to_string();
+        const B64: &str = "data:application/octet-stream;base64";
+        let e = error_of(&embedded(B64, Some("@@@")));
         assert!(e.contains("not base64"), "{e}");
-        let e = parse(embedded("data:text/plain", Some("abc")).as_bytes(), None)
-            .unwrap_err()
-            .to_string();
+        let e = error_of(&embedded("data:text/plain", Some("abc")));
         assert!(e.contains("is not base64"), "{e}");
         // An unknown channel target is an error, not a panic (the gltf crate does not check it).
-        let text = embedded("data:application/octet-stream;base64", None)
-            .replace("\"translation\"}", "\"roittaon\"}");
-        let e = parse(text.as_bytes(), None).unwrap_err().to_string();
+        let e = error_of(&embedded(B64, None).replace("\"translation\"}", "\"roittaon\"}"));
         assert!(e.contains("target path"), "{e}");
         // So is a channel on a node that does not exist.
-        let text =
-            embedded("data:application/octet-stream;base64", None).replace("\"node\": 0", "\"node\": 7");
-        let e = parse(text.as_bytes(), None).unwrap_err().to_string();
+        let e = error_of(&embedded(B64, None).replace("\"node\": 0", "\"node\": 7"));
         assert!(e.contains("does not exist"), "{e}");
         // Short data: the declared length is checked as for any buffer.
-        let e = parse(
-            embedded("data:application/octet-stream;base64", Some("AAAA")).as_bytes(),
-            None,
-        )
-        .unwrap_err()
-        .to_string();
+        let e = error_of(&embedded(B64, Some("AAAA")));
         assert!(e.contains("declares"), "{e}");
     }
 }

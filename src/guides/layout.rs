@@ -232,8 +232,8 @@ impl GuideRotations {
     /// B_g(j)·x for guide `slot`, its particle `i` (its last when it is shorter).
     #[inline]
     pub fn carry(&self, slot: usize, i: usize, x: Vec3) -> Vec3 {
-        let (a, b) = (self.start[slot], self.start[slot + 1]);
-        let m = &self.maps[(a + i).min(b - 1)];
+        let maps = self.maps(slot);
+        let m = &maps[i.min(maps.len() - 1)];
         Vec3::from(m.transform_point3a(Vec3A::from(x)))
     }
 }
