@@ -4,13 +4,15 @@
 
 use glam::{Affine3A, Mat3A, Vec3, Vec3A};
 
-use super::{Colliders, Contact, Follow};
+use super::{Bound, Colliders, Contact, Follow, segment_distance};
 
 struct Part {
     to_local: Affine3A,
     /// Object-space normals to world space.
     rotation: Mat3A,
     follows: Follow,
+    /// The shape's [`super::Bound`] in world space, if it has one.
+    bound: Option<Bound>,
 }
 
 /// Rigid velocity field of a body part: v(p) = linear + angular × (p − center).
@@ -46,6 +48,11 @@ impl Colliders {
                     to_local: world.inverse(),
                     rotation: world.matrix3,
                     follows: c.follows,
+                    bound: c.shape.bound().map(|b| Bound {
+                        a: world.transform_point3(b.a),
+                        b: world.transform_point3(b.b),
+                        ..b
+                    }),
                 }
             })
             .collect();
@@ -74,6 +81,43 @@ impl ColliderFrame<'_> {
         self.query_where(p, |_| true)
     }
 
+    /// The colliders (bit i: collider i; those past the 64th always set) that may come within
+    /// `reach` of some point within `radius` of `center`: a strand's bounding sphere culls
+    /// the colliders none of its particles can touch, for [`ColliderFrame::query_near`].
+    pub fn parts_near(&self, center: Vec3, radius: f32, reach: f32) -> u64 {
+        let mut mask = if self.parts.len() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.parts.len()) - 1
+        };
+        for (i, part) in self.parts.iter().enumerate().take(64) {
+            if let Some(b) = part.bound
+                && b.slope * (segment_distance(center, b.a, b.b) - b.radius - radius) > reach
+            {
+                mask &= !(1u64 << i);
+            }
+        }
+        mask
+    }
+
+    /// The contact with the deepest collider at `p` when it is nearer than `reach`: the same
+    /// answer as [`ColliderFrame::query`] whenever that one's distance is below `reach`, and
+    /// otherwise None or a contact at `reach` or farther. Only the colliders in `parts` (from
+    /// [`ColliderFrame::parts_near`] for a sphere holding `p`, or `u64::MAX`) are asked, and of
+    /// those only the ones whose bounds come within `reach`: the simulation's contact tests,
+    /// where most hair is far from most colliders.
+    pub fn query_near(&self, p: Vec3, reach: f32, parts: u64) -> Option<Contact> {
+        self.query_parts(p, |i, _| {
+            if i < 64 && parts & (1u64 << i) == 0 {
+                return false;
+            }
+            match self.parts[i].bound {
+                Some(b) => b.slope * (segment_distance(p, b.a, b.b) - b.radius) <= reach,
+                None => true,
+            }
+        })
+    }
+
     /// The contact with the deepest prop (a collider on its own track) at `p`.
     pub fn query_props(&self, p: Vec3) -> Option<Contact> {
         self.query_where(p, |f| matches!(f, Follow::Prop(_)))
@@ -86,9 +130,14 @@ impl ColliderFrame<'_> {
 
     /// The contact with the deepest collider whose part `keep` accepts.
     pub fn query_where(&self, p: Vec3, keep: impl Fn(Follow) -> bool) -> Option<Contact> {
+        self.query_parts(p, |_, f| keep(f))
+    }
+
+    /// The contact with the deepest collider `keep` accepts (by index and part).
+    fn query_parts(&self, p: Vec3, keep: impl Fn(usize, Follow) -> bool) -> Option<Contact> {
         let mut best: Option<(f32, Vec3, Vec3, usize)> = None;
         for (i, (c, part)) in self.colliders.parts.iter().zip(&self.parts).enumerate() {
-            if !keep(part.follows) {
+            if !keep(i, part.follows) {
                 continue;
             }
             let (d, n, v) = c.shape.sdf_at(part.to_local.transform_point3(p), self.t);

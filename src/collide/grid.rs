@@ -3,7 +3,7 @@
 
 use glam::{UVec3, Vec3};
 
-use super::Shape;
+use super::{Bound, Shape};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct SdfGrid {
@@ -79,6 +79,19 @@ impl SdfGrid {
 impl Shape for SdfGrid {
     fn sdf(&self, p: Vec3) -> (f32, Vec3) {
         self.sample(p)
+    }
+
+    /// Outside the grid the value is at least the distance to the grid's box (the continuation
+    /// of [`SdfGrid::sample`]), which is at least the distance to the box's centre less its half
+    /// diagonal; inside the box the bound is negative and culls nothing.
+    fn bound(&self) -> Option<Bound> {
+        let (lo, hi) = (self.origin, self.max_corner());
+        Some(Bound {
+            a: 0.5 * (lo + hi),
+            b: 0.5 * (lo + hi),
+            radius: 0.5 * lo.distance(hi),
+            slope: 1.0,
+        })
     }
 }
 

@@ -36,6 +36,37 @@ pub trait Shape: Send + Sync {
         let (d, n) = self.sdf(p);
         (d, n, Vec3::ZERO)
     }
+
+    /// A cheap lower bound of [`Shape::sdf_at`] for culling far queries, if the shape has one:
+    /// for every `p` and time, `sdf_at(p) ≥ slope · (dist(p, ab) − radius)` (object space).
+    fn bound(&self) -> Option<Bound> {
+        None
+    }
+}
+
+/// A bounding capsule with a slope: the shape's signed distance at `p` is at least
+/// `slope · (dist(p, segment ab) − radius)` (a sphere when `a = b`). Queries that only care
+/// about points nearer than some reach skip shapes whose bound already exceeds it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bound {
+    pub a: Vec3,
+    pub b: Vec3,
+    pub radius: f32,
+    /// In (0, 1]: 1 for exact distances.
+    pub slope: f32,
+}
+
+/// Distance from `p` to the segment from `a` to `b`.
+#[inline]
+pub fn segment_distance(p: Vec3, a: Vec3, b: Vec3) -> f32 {
+    let ab = b - a;
+    let len2 = ab.length_squared();
+    let t = if len2 > 0.0 {
+        ((p - a).dot(ab) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    p.distance(a + ab * t)
 }
 
 /// What a query returns.

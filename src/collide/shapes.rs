@@ -4,7 +4,7 @@
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use super::Shape;
+use super::{Bound, Shape};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sphere {
@@ -17,6 +17,15 @@ impl Shape for Sphere {
         let d = p - self.center;
         let l = d.length();
         (l - self.radius, if l > 1e-12 { d / l } else { Vec3::Y })
+    }
+
+    fn bound(&self) -> Option<Bound> {
+        Some(Bound {
+            a: self.center,
+            b: self.center,
+            radius: self.radius,
+            slope: 1.0,
+        })
     }
 }
 
@@ -46,8 +55,21 @@ impl Shape for Capsule {
         let c = self.closest_on_axis(p);
         let d = p - c;
         let l = d.length();
-        let fallback = (self.b - self.a).any_orthonormal_vector();
-        (l - self.radius, if l > 1e-12 { d / l } else { fallback })
+        if l > 1e-12 {
+            (l - self.radius, d / l)
+        } else {
+            (-self.radius, (self.b - self.a).any_orthonormal_vector())
+        }
+    }
+
+    /// Exact.
+    fn bound(&self) -> Option<Bound> {
+        Some(Bound {
+            a: self.a,
+            b: self.b,
+            radius: self.radius,
+            slope: 1.0,
+        })
     }
 }
 
@@ -71,6 +93,19 @@ impl Shape for Ellipsoid {
             return (-r.min_element(), Vec3::Y);
         }
         (k0 * (k0 - 1.0) / k1, g / k1)
+    }
+
+    /// With k1 = |q / r²| ≤ k0 / r_min and k0 ≥ |q| / r_max, the first-order distance
+    /// k0 (k0 − 1) / k1 is at least (k0 − 1) r_min ≥ (|q| − r_max) r_min / r_max outside; inside
+    /// the bound is negative and culls nothing.
+    fn bound(&self) -> Option<Bound> {
+        let (lo, hi) = (self.radii.min_element(), self.radii.max_element());
+        (lo > 0.0).then_some(Bound {
+            a: self.center,
+            b: self.center,
+            radius: hi,
+            slope: lo / hi,
+        })
     }
 }
 

@@ -1,129 +1,259 @@
-//! Symmetric positive definite banded systems: Cholesky factorization and solve in band storage.
+//! Symmetric positive definite block-banded systems: block Cholesky factorization and solve.
+//!
 //! The implicit step couples each particle with the next three along its strand (torsion and
-//! altitude springs), so a strand's 3n × 3n system has a half bandwidth of 11 and costs O(n).
+//! altitude springs), so a strand's system is made of 3 × 3 blocks with a block half bandwidth
+//! of 3 and costs O(n). Blocks are kept whole (a particle's three coordinates together) and
+//! every loop has a fixed length, so the factorization and the solves compile to straight-line
+//! 3 × 3 arithmetic instead of the index juggling of a scalar band.
+//!
+//! Factorization A = L Lᵀ by block rows (L lower block-banded):
+//!
+//! * L_ij = (A_ij − Σ_{m<j, i−m≤3} L_im L_jmᵀ) L_jj⁻ᵀ for the three blocks left of the diagonal,
+//! * L_ii = chol(A_ii − Σ_{j<i} L_ij L_ijᵀ), a 3 × 3 Cholesky factor, kept as its inverse.
 
-/// Lower band storage: `a[i * (bw + 1) + (i − j)]` holds A[i][j] for i − bw ≤ j ≤ i.
+use glam::{DMat3, DVec3};
+
+/// Block half bandwidth: particle i couples with i − 1, i − 2 and i − 3.
+pub const BLOCK_BAND: usize = 3;
+
+/// A symmetric block-banded matrix of `n` × `n` blocks, lower half stored.
 #[derive(Clone, Debug, Default)]
-pub struct BandMatrix {
-    pub n: usize,
-    pub bw: usize,
-    pub a: Vec<f64>,
+pub struct BlockBand {
+    n: usize,
+    /// Diagonal blocks A_ii (whole, symmetric); after [`BlockBand::factor`], L_ii⁻¹.
+    diag: Vec<DMat3>,
+    /// `off[i][k − 1]` = A_{i, i−k} (k = 1..=3); after factoring, L_{i, i−k}.
+    off: Vec<[DMat3; BLOCK_BAND]>,
 }
 
-impl BandMatrix {
-    /// Resizes to n × n with half bandwidth `bw` and zeroes it (keeps the allocation).
-    pub fn reset(&mut self, n: usize, bw: usize) {
+impl BlockBand {
+    /// Resizes to `n` × `n` blocks and zeroes it (keeps the allocations).
+    pub fn reset(&mut self, n: usize) {
         self.n = n;
-        self.bw = bw;
-        self.a.clear();
-        self.a.resize(n * (bw + 1), 0.0);
+        self.diag.clear();
+        self.diag.resize(n, DMat3::ZERO);
+        self.off.clear();
+        self.off.resize(n, [DMat3::ZERO; BLOCK_BAND]);
     }
 
+    /// Number of block rows.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Adds the symmetric block `m` to A_ii.
     #[inline]
-    fn idx(&self, i: usize, j: usize) -> usize {
-        debug_assert!(j <= i && i - j <= self.bw);
-        i * (self.bw + 1) + (i - j)
+    pub fn add_diag(&mut self, i: usize, m: DMat3) {
+        self.diag[i] += m;
     }
 
-    /// Adds `v` to A[i][j] (and by symmetry A[j][i]); entries outside the band are an error of
-    /// the caller.
+    /// Adds `m` to A_ij and `mᵀ` to A_ji (i ≠ j, |i − j| ≤ 3).
     #[inline]
-    pub fn add(&mut self, i: usize, j: usize, v: f64) {
-        let (i, j) = if i >= j { (i, j) } else { (j, i) };
-        let k = self.idx(i, j);
-        self.a[k] += v;
-    }
-
-    pub fn get(&self, i: usize, j: usize) -> f64 {
-        let (i, j) = if i >= j { (i, j) } else { (j, i) };
-        if i - j > self.bw {
-            0.0
+    pub fn add_off(&mut self, i: usize, j: usize, m: DMat3) {
+        if i > j {
+            self.off[i][i - j - 1] += m;
         } else {
-            self.a[self.idx(i, j)]
+            self.off[j][j - i - 1] += m.transpose();
         }
     }
 
-    /// In-place Cholesky (A = L Lᵀ). Returns false if the matrix is not positive definite.
+    /// Block (i, j) of the matrix (before factoring), zero outside the band.
+    pub fn get(&self, i: usize, j: usize) -> DMat3 {
+        if i == j {
+            self.diag[i]
+        } else if i > j && i - j <= BLOCK_BAND {
+            self.off[i][i - j - 1]
+        } else if j > i && j - i <= BLOCK_BAND {
+            self.off[j][j - i - 1].transpose()
+        } else {
+            DMat3::ZERO
+        }
+    }
+
+    /// In-place block Cholesky (A = L Lᵀ). Returns false if the matrix is not positive definite.
     pub fn factor(&mut self) -> bool {
-        let (n, bw) = (self.n, self.bw);
-        let w = bw + 1;
-        for i in 0..n {
-            let j0 = i.saturating_sub(bw);
-            for j in j0..=i {
-                let mut sum = self.a[i * w + (i - j)];
-                let k0 = j0.max(j.saturating_sub(bw));
-                for k in k0..j {
-                    sum -= self.a[i * w + (i - k)] * self.a[j * w + (j - k)];
+        for i in 0..self.n {
+            let reach = i.min(BLOCK_BAND);
+            // Off-diagonal blocks of row i, farthest first: L_{i,i−k} needs L_{i,i−m} for m > k.
+            for k in (1..=reach).rev() {
+                let j = i - k;
+                let mut s = self.off[i][k - 1];
+                for m in k + 1..=reach {
+                    // L_{i,i−m} L_{j,i−m}ᵀ, with j − (i − m) = m − k.
+                    s -= self.off[i][m - 1] * self.off[j][m - k - 1].transpose();
                 }
-                if i == j {
-                    if sum <= 0.0 || !sum.is_finite() {
-                        return false;
-                    }
-                    self.a[i * w] = sum.sqrt();
-                } else {
-                    self.a[i * w + (i - j)] = sum / self.a[j * w];
-                }
+                // L_ij = S L_jj⁻ᵀ (diag holds L_jj⁻¹).
+                self.off[i][k - 1] = s * self.diag[j].transpose();
+            }
+            let mut d = self.diag[i];
+            for k in 1..=reach {
+                let l = self.off[i][k - 1];
+                d -= l * l.transpose();
+            }
+            match chol3_inverse(&d) {
+                Some(inv) => self.diag[i] = inv,
+                None => return false,
             }
         }
         true
     }
 
-    /// Solves L Lᵀ x = b in place (after [`BandMatrix::factor`]).
-    #[allow(clippy::needless_range_loop)]
-    pub fn solve(&self, b: &mut [f64]) {
-        let (n, bw) = (self.n, self.bw);
-        let w = bw + 1;
+    /// Solves L Lᵀ x = b in place (after [`BlockBand::factor`]).
+    pub fn solve(&self, b: &mut [DVec3]) {
+        let n = self.n;
+        debug_assert_eq!(b.len(), n);
         for i in 0..n {
             let mut s = b[i];
-            for k in i.saturating_sub(bw)..i {
-                s -= self.a[i * w + (i - k)] * b[k];
+            for k in 1..=i.min(BLOCK_BAND) {
+                s -= self.off[i][k - 1] * b[i - k];
             }
-            b[i] = s / self.a[i * w];
+            b[i] = self.diag[i] * s;
         }
         for i in (0..n).rev() {
             let mut s = b[i];
-            for k in i + 1..(i + bw + 1).min(n) {
-                s -= self.a[k * w + (k - i)] * b[k];
+            for k in 1..=(n - 1 - i).min(BLOCK_BAND) {
+                s -= self.off[i + k][k - 1].transpose() * b[i + k];
             }
-            b[i] = s / self.a[i * w];
+            b[i] = self.diag[i].transpose() * s;
         }
     }
+}
+
+/// The inverse of the lower Cholesky factor of a symmetric 3 × 3 matrix, or None if it is not
+/// positive definite.
+fn chol3_inverse(a: &DMat3) -> Option<DMat3> {
+    // Column-major: a.col(c)[r] = A[r][c]; only the lower triangle is read.
+    let a00 = a.x_axis.x;
+    let a10 = a.x_axis.y;
+    let a20 = a.x_axis.z;
+    let a11 = a.y_axis.y;
+    let a21 = a.y_axis.z;
+    let a22 = a.z_axis.z;
+    let pos = |v: f64| v > 0.0 && v.is_finite();
+    if !pos(a00) {
+        return None;
+    }
+    let l00 = a00.sqrt();
+    let l10 = a10 / l00;
+    let l20 = a20 / l00;
+    let d1 = a11 - l10 * l10;
+    if !pos(d1) {
+        return None;
+    }
+    let l11 = d1.sqrt();
+    let l21 = (a21 - l20 * l10) / l11;
+    let d2 = a22 - l20 * l20 - l21 * l21;
+    if !pos(d2) {
+        return None;
+    }
+    let l22 = d2.sqrt();
+    // Inverse of the lower triangular [[l00,0,0],[l10,l11,0],[l20,l21,l22]].
+    let i00 = 1.0 / l00;
+    let i11 = 1.0 / l11;
+    let i22 = 1.0 / l22;
+    let i10 = -l10 * i00 * i11;
+    let i21 = -l21 * i11 * i22;
+    let i20 = -(l20 * i00 + l21 * i10) * i22;
+    Some(DMat3::from_cols(
+        DVec3::new(i00, i10, i20),
+        DVec3::new(0.0, i11, i21),
+        DVec3::new(0.0, 0.0, i22),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn solves_a_banded_spd_system() {
-        // A tridiagonal-plus SPD matrix; compare A x with b.
-        let n = 20;
-        let bw = 3;
-        let mut m = BandMatrix::default();
-        m.reset(n, bw);
+    /// A dense copy of the matrix.
+    fn dense(m: &BlockBand) -> Vec<Vec<f64>> {
+        let n = 3 * m.len();
+        (0..n)
+            .map(|r| (0..n).map(|c| m.get(r / 3, c / 3).col(c % 3)[r % 3]).collect())
+            .collect()
+    }
+
+    fn lcg(seed: &mut u64) -> f64 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    /// A random SPD block-banded matrix: Σ Bᵀ B over random blocks coupling particles at most
+    /// three apart, plus a diagonal shift.
+    fn random_spd(n: usize, seed: u64) -> BlockBand {
+        let mut s = seed;
+        let mut m = BlockBand::default();
+        m.reset(n);
         for i in 0..n {
-            m.add(i, i, 10.0 + i as f64 * 0.1);
-            for d in 1..=bw {
-                if i + d < n {
-                    m.add(i + d, i, -1.0 / d as f64);
-                }
+            m.add_diag(i, DMat3::from_diagonal(DVec3::splat(0.5 + lcg(&mut s).abs())));
+            for k in 1..=BLOCK_BAND.min(i) {
+                // A spring-like rank-one coupling between i and i − k: [u; −u][u; −u]ᵀ.
+                let u = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 3.0;
+                let uu = DMat3::from_cols(u * u.x, u * u.y, u * u.z);
+                m.add_diag(i, uu);
+                m.add_diag(i - k, uu);
+                m.add_off(i, i - k, -uu);
             }
         }
-        let dense: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| m.get(i, j)).collect()).collect();
-        let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
-        let mut x = b.clone();
-        assert!(m.factor());
-        m.solve(&mut x);
-        for i in 0..n {
-            let ax: f64 = (0..n).map(|j| dense[i][j] * x[j]).sum();
-            assert!((ax - b[i]).abs() < 1e-12, "row {i}");
+        m
+    }
+
+    #[test]
+    fn solves_a_block_banded_spd_system() {
+        for (n, seed) in [(1, 1), (2, 2), (4, 3), (25, 4), (60, 5)] {
+            let mut m = random_spd(n, seed);
+            let a = dense(&m);
+            // Symmetric, as assembled.
+            for r in 0..3 * n {
+                for c in 0..3 * n {
+                    assert_eq!(a[r][c], a[c][r]);
+                }
+            }
+            let b: Vec<DVec3> = (0..n)
+                .map(|i| DVec3::new((i as f64 * 0.7).sin(), (i as f64).cos(), 1.0 / (1.0 + i as f64)))
+                .collect();
+            let mut x = b.clone();
+            assert!(m.factor());
+            m.solve(&mut x);
+            for r in 0..3 * n {
+                let ax: f64 = (0..3 * n).map(|c| a[r][c] * x[c / 3][c % 3]).sum();
+                assert!((ax - b[r / 3][r % 3]).abs() < 1e-10, "n {n}, row {r}: {ax}");
+            }
         }
-        // Not positive definite: refused.
-        let mut bad = BandMatrix::default();
-        bad.reset(2, 1);
-        bad.add(0, 0, 1.0);
-        bad.add(1, 1, 1.0);
-        bad.add(1, 0, 2.0);
-        assert!(!bad.factor());
+    }
+
+    #[test]
+    fn add_off_keeps_the_matrix_symmetric_from_either_side() {
+        let mut m = BlockBand::default();
+        m.reset(5);
+        let b = DMat3::from_cols_array(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+        m.add_off(1, 4, b);
+        assert_eq!(m.get(1, 4), b);
+        assert_eq!(m.get(4, 1), b.transpose());
+        m.add_off(4, 1, b);
+        assert_eq!(m.get(1, 4), b + b.transpose());
+        assert_eq!(m.get(0, 4), DMat3::ZERO);
+    }
+
+    #[test]
+    fn refuses_a_matrix_that_is_not_positive_definite() {
+        // [[1, 2], [2, 1]] in the x coordinates of two blocks: indefinite.
+        let mut m = BlockBand::default();
+        m.reset(2);
+        m.add_diag(0, DMat3::IDENTITY);
+        m.add_diag(1, DMat3::IDENTITY);
+        m.add_off(1, 0, DMat3::from_diagonal(DVec3::new(2.0, 0.0, 0.0)));
+        assert!(!m.factor());
+        // A NaN pivot is refused too.
+        let mut m = BlockBand::default();
+        m.reset(1);
+        m.add_diag(0, DMat3::from_diagonal(DVec3::new(1.0, f64::NAN, 1.0)));
+        assert!(!m.factor());
     }
 }

@@ -107,13 +107,18 @@ pub fn touches(
     out: &mut Vec<Option<Touch>>,
 ) {
     let o = model.offsets[s];
+    let reach = 1.5 * margin;
+    let fastest = v.iter().map(|u| u.length_squared()).fold(0.0f32, f32::max).sqrt();
+    let (center, radius) = bounding_sphere(x);
+    let parts = colliders.parts_near(center, radius, reach + h * fastest);
     out.clear();
     out.extend(x.iter().enumerate().map(|(i, p)| {
-        if !model.pins[o + i].collides(roots_free) {
+        if parts == 0 || !model.pins[o + i].collides(roots_free) {
             return None;
         }
-        let c = colliders.query(*p)?;
-        let reach = 1.5 * margin;
+        // The prediction below is at least the distance less h|v|: colliders beyond that
+        // cannot matter.
+        let c = colliders.query_near(*p, reach + h * v[i].length(), parts)?;
         if c.distance < reach {
             return Some(Touch {
                 distance: c.distance,
@@ -130,6 +135,18 @@ pub fn touches(
             velocity: c.velocity,
         })
     }));
+}
+
+/// A sphere holding every point of `x`: the centre of their box and its half diagonal.
+fn bounding_sphere(x: &[Vec3]) -> (Vec3, f32) {
+    let (lo, hi) = x.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(l, h), p| {
+        (l.min(*p), h.max(*p))
+    });
+    if !(lo.is_finite() && hi.is_finite()) {
+        // No points, or non-finite ones: a sphere that culls nothing.
+        return (Vec3::ZERO, f32::INFINITY);
+    }
+    (0.5 * (lo + hi), 0.5 * lo.distance(hi))
 }
 
 /// Coulomb friction on relative velocity `rel` against normal `n`, given the normal velocity
@@ -174,14 +191,21 @@ pub fn collide(
 ) -> ContactStats {
     let o = model.offsets[s];
     let mut st = ContactStats::default();
+    let (center, radius) = bounding_sphere(x);
+    let parts = colliders.parts_near(center, radius, 0.0);
+    if parts == 0 {
+        return st;
+    }
     for i in 0..x.len() {
         if !model.pins[o + i].collides(roots_free) {
             continue;
         }
         // A particle pushed out of one collider may land in another where they meet (neck and
-        // shoulders, cranium and neck): project again, a few times.
+        // shoulders, cranium and neck): project again, a few times (asking every collider: the
+        // particle may have left the strand's sphere).
         for pass in 0..PROJECTION_PASSES {
-            let Some(c) = colliders.query(x[i]) else {
+            let near = if pass == 0 { parts } else { u64::MAX };
+            let Some(c) = colliders.query_near(x[i], 0.0, near) else {
                 break;
             };
             if c.distance >= 0.0 {

@@ -257,7 +257,11 @@ impl Simulation {
             .par_iter()
             .zip(&self.model.pins)
             .filter(|(_, p)| p.collides(roots_free))
-            .map(|(x, _)| frame.query(*x).map_or(0.0, |c| (-c.distance).max(0.0)))
+            .map(|(x, _)| {
+                frame
+                    .query_near(*x, 0.0, u64::MAX)
+                    .map_or(0.0, |c| (-c.distance).max(0.0))
+            })
             .reduce(|| 0.0, f32::max)
     }
 

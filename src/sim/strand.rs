@@ -2,10 +2,10 @@
 //! integration — forward Euler, symplectic Euler (004) or linearized backward Euler
 //! (Baraff & Witkin 1998) with the strand's banded system solved directly.
 
-use glam::{Mat3, Quat, Vec3};
+use glam::{DVec3, Mat3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
-use super::band::BandMatrix;
+use super::band::BlockBand;
 use super::contact::{CONTACT_DAMPING, CONTACT_STIFFNESS, Touch, contact_acceleration};
 
 /// Slip speed (cm/s) below which a resting contact counts as stuck (see the friction damper).
@@ -47,15 +47,12 @@ pub struct StepInput<'a> {
 pub struct Scratch {
     force: Vec<Vec3>,
     kv: Vec<Vec3>,
-    a: BandMatrix,
-    rhs: Vec<f64>,
+    a: BlockBand,
+    rhs: Vec<DVec3>,
     free: Vec<usize>,
     slot: Vec<Option<usize>>,
     dv_fixed: Vec<Vec3>,
 }
-
-/// Half bandwidth (in particles) of the strand system: torsion and altitude springs reach 3 on.
-const PARTICLE_BAND: usize = 3;
 
 fn outer(a: Vec3, b: Vec3) -> Mat3 {
     Mat3::from_cols(a * b.x, a * b.y, a * b.z)
@@ -64,7 +61,16 @@ fn outer(a: Vec3, b: Vec3) -> Mat3 {
 impl Scratch {
     /// Adds a symmetric block `m` between local particles i and j (i ≠ j) of the system matrix
     /// `M − h D − h² K` and the diagonal counterparts: A_ii += m, A_jj += m, A_ij −= m.
+    #[inline]
     fn pair(&mut self, i: usize, j: usize, m: Mat3) {
+        if let (Some(a), Some(b)) = (self.slot[i], self.slot[j]) {
+            // Both free (nearly every spring): straight into the matrix.
+            let d = m.as_dmat3();
+            self.a.add_diag(a, d);
+            self.a.add_diag(b, d);
+            self.a.add_off(a, b, -d);
+            return;
+        }
         self.block(i, i, m);
         self.block(j, j, m);
         self.block(i, j, -m);
@@ -72,35 +78,22 @@ impl Scratch {
 
     /// Adds block `m` at (i, j) (and its transpose at (j, i)); blocks touching a fixed particle
     /// move to the right-hand side through its prescribed velocity change.
+    #[inline]
     fn block(&mut self, i: usize, j: usize, m: Mat3) {
         let sc = self;
         match (sc.slot[i], sc.slot[j]) {
             (Some(a), Some(b)) => {
-                if i == j {
-                    for r in 0..3 {
-                        for c in 0..=r {
-                            sc.a.add(3 * a + r, 3 * a + c, m.col(c)[r] as f64);
-                        }
-                    }
+                if a == b {
+                    sc.a.add_diag(a, m.as_dmat3());
                 } else {
-                    for r in 0..3 {
-                        for c in 0..3 {
-                            sc.a.add(3 * a + r, 3 * b + c, m.col(c)[r] as f64);
-                        }
-                    }
+                    sc.a.add_off(a, b, m.as_dmat3());
                 }
             }
             (Some(a), None) => {
-                let d = m * sc.dv_fixed[j];
-                for r in 0..3 {
-                    sc.rhs[3 * a + r] -= d[r] as f64;
-                }
+                sc.rhs[a] -= (m * sc.dv_fixed[j]).as_dvec3();
             }
             (None, Some(b)) => {
-                let d = m.transpose() * sc.dv_fixed[i];
-                for r in 0..3 {
-                    sc.rhs[3 * b + r] -= d[r] as f64;
-                }
+                sc.rhs[b] -= (m.transpose() * sc.dv_fixed[i]).as_dvec3();
             }
             (None, None) => {}
         }
@@ -152,9 +145,9 @@ pub fn step_strand(
     let implicit = integrator == Integrator::Implicit;
     let nf = sc.free.len();
     if implicit {
-        sc.a.reset(3 * nf, 3 * PARTICLE_BAND + 2);
+        sc.a.reset(nf);
         sc.rhs.clear();
-        sc.rhs.resize(3 * nf, 0.0);
+        sc.rhs.resize(nf, DVec3::ZERO);
     }
     let hh = h * h;
 
@@ -320,10 +313,7 @@ pub fn step_strand(
         Integrator::Implicit => {
             // rhs = h (f + h K v) − (coupling to fixed particles, already subtracted).
             for (slot, &i) in sc.free.iter().enumerate() {
-                let r = h * (sc.force[i] + h * sc.kv[i]);
-                for c in 0..3 {
-                    sc.rhs[3 * slot + c] += r[c] as f64;
-                }
+                sc.rhs[slot] += (h * (sc.force[i] + h * sc.kv[i])).as_dvec3();
             }
             if !sc.a.factor() {
                 symplectic(x, v, mass, input, sc);
@@ -333,11 +323,7 @@ pub fn step_strand(
             let mut rhs = std::mem::take(&mut sc.rhs);
             sc.a.solve(&mut rhs);
             for (slot, &i) in sc.free.iter().enumerate() {
-                v[i] += Vec3::new(
-                    rhs[3 * slot] as f32,
-                    rhs[3 * slot + 1] as f32,
-                    rhs[3 * slot + 2] as f32,
-                );
+                v[i] += rhs[slot].as_vec3();
             }
             sc.rhs = rhs;
             for &i in &sc.free {
