@@ -18,7 +18,9 @@ pub enum BenchName {
     /// .tcache ratio and speed against zstd on raw floats, on a cache (--input).
     Tcache,
     /// Simulation speed (particle-steps/s, s/frame) for 1 and 2 threads: straight.hair and a
-    /// procedural straight groom of --strands strands (default 16,000 × 25).
+    /// procedural straight groom of --strands strands (default 16,000 × 25); then the Blender
+    /// peer scene (--strands × --points on a swinging sphere, --peer-frames frames) beside
+    /// Blender's own hair dynamics when --blender is given, and --big strands × --points.
     Sim,
     /// Neural interpolator cost: set-up, first frame and steady state per frame beside IDW on
     /// the same guides, and training steps (--config, default interp_small), --strands strands.
@@ -65,6 +67,20 @@ pub struct BenchArgs {
     /// upsample, neural: worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+    /// sim: a Python with Blender's `bpy` to run the peer script at the same size [default:
+    /// $TRESS_BLENDER_PYTHON]; without one, the peer row is tress's alone.
+    #[arg(long, value_name = "PYTHON")]
+    pub blender: Option<PathBuf>,
+    /// sim: the Blender peer script [default: DATA/../tools/peers/blender_hair_sim.py].
+    #[arg(long, value_name = "FILE")]
+    pub peer_script: Option<PathBuf>,
+    /// sim: frames of the peer scene (the median s/frame is over frames 2..F, as the peer
+    /// script reports).
+    #[arg(long, default_value_t = 24)]
+    pub peer_frames: usize,
+    /// sim: strands of the large case on the peer scene (0: none).
+    #[arg(long, default_value_t = 100_000)]
+    pub big: usize,
     /// abc: keep the written archive at this path.
     #[arg(long)]
     pub output: Option<PathBuf>,
@@ -313,7 +329,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             for r in rows.iter().filter(|r| r.threads == 2) {
                 println!("{} (2 threads): {}", r.groom, r.counters.report());
             }
-            Ok(())
+            sim_peer(a, data.as_deref())
         }
         BenchName::Sdf => {
             let rows = bench::sdf::run(&data_dir(a)?)?;
@@ -359,4 +375,99 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The peer part of `tress bench sim`: tress and (where it can run) Blender on the same scene,
+/// one after the other, and the large case.
+fn sim_peer(a: &BenchArgs, data: Option<&std::path::Path>) -> Result<()> {
+    let frames = a.peer_frames.max(3);
+    let ours = bench::sim::peer_run(a.strands, a.points, frames)?;
+    let blender_python = a
+        .blender
+        .clone()
+        .or_else(|| std::env::var_os("TRESS_BLENDER_PYTHON").map(PathBuf::from));
+    let theirs = match blender_python {
+        Some(py) => {
+            let script = a
+                .peer_script
+                .clone()
+                .or_else(|| data.map(|d| d.join("../tools/peers/blender_hair_sim.py")))
+                .ok_or_else(|| {
+                    Error::Invalid(
+                        "give the peer script with --peer-script (or the data folder beside it)".into(),
+                    )
+                })?;
+            if !script.is_file() {
+                return Err(Error::Invalid(format!("no peer script at {}", script.display())));
+            }
+            Some(bench::sim::blender_run(
+                &py, &script, a.strands, a.points, frames,
+            )?)
+        }
+        None => None,
+    };
+    let big = (a.big > 0)
+        .then(|| bench::sim::peer_run(a.big, a.points, a.frames.clamp(3, 24)))
+        .transpose()?;
+    if a.json {
+        let doc = serde_json::json!({
+            "peer": {"tress": ours, "blender": theirs,
+                     "ratio": theirs.as_ref().map(|b| b.seconds_per_frame_median / ours.seconds_per_frame_median)},
+            "big": big,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+        return Ok(());
+    }
+    println!();
+    println!(
+        "peer scene: {} strands x {} points on a 10 cm sphere swinging ±40° with a 10 cm move, {} frames at 24 fps",
+        ours.strands, ours.points, frames
+    );
+    let row = |name: &str, spf: f64, len: f64, mem: Option<f64>| {
+        println!(
+            "{:<34} {:>9.3} s/frame  length change {:>6.2} % mean  peak memory {}",
+            name,
+            spf,
+            100.0 * len,
+            mem.map_or("?".to_string(), |m| format!("{m:.0} MB"))
+        );
+    };
+    row(
+        "tress (hair-hair on, 2 threads)",
+        ours.seconds_per_frame_median,
+        ours.length_change_mean,
+        ours.peak_rss_mb,
+    );
+    println!(
+        "{:<34} {:>9.3e} particle-steps/s, {} substeps, deepest penetration {:.3} mm, length change max {:.2} %",
+        "",
+        ours.particle_steps_per_s,
+        ours.substeps,
+        10.0 * ours.deepest_penetration,
+        100.0 * ours.length_change_max
+    );
+    match &theirs {
+        Some(b) => {
+            row(
+                &format!("Blender {} (voxel off)", b.version),
+                b.seconds_per_frame_median,
+                b.length_change_mean,
+                Some(b.peak_rss_mb),
+            );
+            println!(
+                "ratio: tress is {:.1}x Blender (median s/frame, same run)",
+                b.seconds_per_frame_median / ours.seconds_per_frame_median
+            );
+        }
+        None => println!("Blender: not run (give --blender PYTHON or set TRESS_BLENDER_PYTHON)"),
+    }
+    if let Some(b) = &big {
+        row(
+            &format!("tress, {} strands", b.strands),
+            b.seconds_per_frame_median,
+            b.length_change_mean,
+            b.peak_rss_mb,
+        );
+    }
+    Ok(())
 }

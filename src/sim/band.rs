@@ -210,9 +210,9 @@ mod tests {
             let mut m = random_spd(n, seed);
             let a = dense(&m);
             // Symmetric, as assembled.
-            for r in 0..3 * n {
-                for c in 0..3 * n {
-                    assert_eq!(a[r][c], a[c][r]);
+            for (r, row) in a.iter().enumerate() {
+                for (c, v) in row.iter().enumerate() {
+                    assert_eq!(*v, a[c][r]);
                 }
             }
             let b: Vec<DVec3> = (0..n)
