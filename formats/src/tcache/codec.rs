@@ -331,43 +331,63 @@ fn restore(p: Predictor, word: u32, predicted: u32) -> u32 {
     }
 }
 
-/// The words of `bits` under predictor `p` (its history checked by the caller).
-fn encode(p: Predictor, bits: &[u32], h: &BitHistory) -> Vec<u32> {
-    let n = bits.len() / 3;
-    let plain = |v: usize| -> [u32; 3] {
-        match p {
-            Predictor::Raw => [0; 3],
-            Predictor::BitLinear => {
-                let (a, b) = (h.previous.expect("checked"), h.before.expect("checked"));
-                [0, 1, 2].map(|k| a[3 * v + k].wrapping_mul(2).wrapping_sub(b[3 * v + k]))
-            }
-            _ => {
-                let (r, chain) = reference(p, h).expect("checked");
-                let e = r.vertex(v);
-                if chain && v > 0 && !h.first_of_strand.expect("checked")[v] {
-                    let x_prev = [bits[3 * v - 3], bits[3 * v - 2], bits[3 * v - 1]];
-                    chained(e, r.vertex(v - 1), x_prev)
-                } else {
-                    e
-                }
+/// The three words of vertex `v` of `bits` under predictor `p` (its history checked by the
+/// caller).
+#[inline(always)]
+fn words_of(p: Predictor, bits: &[u32], h: &BitHistory, v: usize) -> [u32; 3] {
+    let pred = match p {
+        Predictor::Raw => [0; 3],
+        Predictor::BitLinear => {
+            let (a, b) = (h.previous.expect("checked"), h.before.expect("checked"));
+            [0, 1, 2].map(|k| a[3 * v + k].wrapping_mul(2).wrapping_sub(b[3 * v + k]))
+        }
+        _ => {
+            let (r, chain) = reference(p, h).expect("checked");
+            let e = r.vertex(v);
+            if chain && v > 0 && !h.first_of_strand.expect("checked")[v] {
+                let x_prev = [bits[3 * v - 3], bits[3 * v - 2], bits[3 * v - 1]];
+                chained(e, r.vertex(v - 1), x_prev)
+            } else {
+                e
             }
         }
     };
+    [0, 1, 2].map(|k| residual(p, bits[3 * v + k], pred[k]))
+}
+
+/// The words of `bits` under predictor `p` (its history checked by the caller).
+fn encode(p: Predictor, bits: &[u32], h: &BitHistory) -> Vec<u32> {
     let mut out = vec![0u32; bits.len()];
     out.par_chunks_mut(3)
         .enumerate()
         .with_min_len(1024)
-        .for_each(|(v, w)| {
-            let pred = plain(v);
-            for k in 0..3 {
-                w[k] = residual(p, bits[3 * v + k], pred[k]);
-            }
-        });
-    debug_assert_eq!(out.len(), 3 * n);
+        .for_each(|(v, w)| w.copy_from_slice(&words_of(p, bits, h, v)));
     out
 }
 
-/// Lossless: the cheapest of the bit predictors the history allows, and the words to store.
+/// Vertices in a run of this many out of every [`SAMPLE_EVERY`] choose a frame's predictor:
+/// the choice costs an eighth of encoding the frame with every predictor, and sampling whole
+/// runs keeps the chained predictors' neighbours together.
+const SAMPLE_RUN: usize = 256;
+const SAMPLE_EVERY: usize = 2048;
+
+/// The estimated size (significant bits of the words) of `bits` under `p`, on the sample.
+fn sampled_cost(p: Predictor, bits: &[u32], h: &BitHistory) -> u64 {
+    let n = bits.len() / 3;
+    let runs = n.div_ceil(SAMPLE_EVERY);
+    (0..runs)
+        .into_par_iter()
+        .map(|r| {
+            let start = r * SAMPLE_EVERY;
+            (start..(start + SAMPLE_RUN).min(n))
+                .map(|v| cost(&words_of(p, bits, h, v)))
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// Lossless: the cheapest of the bit predictors the history allows (judged on a fixed sample of
+/// the vertices), and the words to store.
 pub fn lossless_words(bits: &[u32], h: &BitHistory) -> (Predictor, Vec<u32>) {
     let n = bits.len();
     let fits = |r: Option<Reference>| r.is_some_and(|r| r.len() == n);
@@ -394,11 +414,11 @@ pub fn lossless_words(bits: &[u32], h: &BitHistory) -> (Predictor, Vec<u32>) {
             }
         }
     }
-    options
+    let best = options
         .into_iter()
-        .map(|p| (p, encode(p, bits, h)))
-        .min_by_key(|(_, w)| cost(w))
-        .expect("raw is always possible")
+        .min_by_key(|p| sampled_cost(*p, bits, h))
+        .expect("raw is always possible");
+    (best, encode(best, bits, h))
 }
 
 /// Lossless: the float bits back from stored words.
