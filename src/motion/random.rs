@@ -29,6 +29,8 @@ pub const TABLE: Table = &[
 const EASE_PEAK: f64 = 15.0 / 8.0;
 /// Rate at which the eased motion is sampled into track keys.
 const KEY_RATE: f64 = 240.0;
+/// How much longer than its `duration` the speed limits may make a motion.
+const MAX_STRETCH: f64 = 100.0;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,6 +79,28 @@ impl RandomMotion {
                 "motion: duration, key interval, speed limits and speed must be positive".into(),
             ));
         }
+        let numbers = [
+            self.duration,
+            self.key_interval[1],
+            self.max_yaw_deg,
+            self.max_pitch_deg,
+            self.max_roll_deg,
+            self.max_angular_speed_deg,
+            self.max_linear_speed,
+            self.speed,
+            self.bob_amplitude,
+            self.bob_frequency,
+        ];
+        if numbers
+            .iter()
+            .chain(&self.max_translation)
+            .chain(&self.walk_velocity)
+            .any(|v| !v.is_finite())
+        {
+            return Err(Error::Invalid(
+                "motion: every number must be finite (no inf or nan)".into(),
+            ));
+        }
         Ok(())
     }
 
@@ -111,6 +135,15 @@ impl RandomMotion {
             keys.push((t0 + dt, p1));
         }
         let end = keys.last().expect("non-empty").0;
+        // The speed limits stretch the time between far-apart keys: a translation range far
+        // beyond what the speed limit covers in the key interval would make a track of years.
+        if end > MAX_STRETCH * self.duration {
+            return Err(Error::Invalid(format!(
+                "motion: its speed limits stretch {} s of motion to {end:.3e} s; raise \
+                 max_linear_speed / max_angular_speed_deg or lower the ranges",
+                self.duration
+            )));
+        }
         let samples = (end * KEY_RATE).ceil() as usize;
         let mut out = Vec::with_capacity(samples + 1);
         let mut seg = 0;
@@ -185,5 +218,44 @@ mod tests {
         let v = m.track().unwrap().velocity(1e-4);
         assert!(v.angular.length() < 1e-3 && v.linear.length() < 1e-3);
         assert!(RandomMotion { speed: 0.0, ..m }.track().is_err());
+    }
+
+    /// Found by fuzzing: a translation range of 2e37 cm made the speed limits stretch the
+    /// motion past any sample count (an overflow, then an endless track in a release build).
+    #[test]
+    fn ranges_the_speed_limits_cannot_cover_and_infinities_are_refused() {
+        let gentle = RandomMotion::preset("gentle").unwrap();
+        let far = RandomMotion {
+            max_translation: [2.1e37, 1.0, 2.0],
+            ..gentle.clone()
+        };
+        let e = far.track().unwrap_err().to_string();
+        assert!(e.contains("stretch") && e.contains("max_linear_speed"), "{e}");
+        for bad in [
+            RandomMotion {
+                max_yaw_deg: f64::INFINITY,
+                ..gentle.clone()
+            },
+            RandomMotion {
+                max_translation: [f64::NAN, 0.0, 0.0],
+                ..gentle.clone()
+            },
+            RandomMotion {
+                walk_velocity: [0.0, f64::NEG_INFINITY, 0.0],
+                ..gentle.clone()
+            },
+        ] {
+            let e = bad.track().unwrap_err().to_string();
+            assert!(e.contains("finite"), "{e}");
+        }
+        // Ranges the limits do cover still make a track.
+        assert!(
+            RandomMotion {
+                max_translation: [30.0, 10.0, 10.0],
+                ..gentle
+            }
+            .track()
+            .is_ok()
+        );
     }
 }

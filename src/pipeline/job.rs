@@ -746,6 +746,9 @@ impl Job {
             }
             None => section(get("simulate"), "simulate", origin)?,
         };
+        simulate
+            .check()
+            .map_err(|e| Error::Invalid(format!("{origin}: simulate.{e}")))?;
         let mut guides: GuideSpec = section(get("guides"), "guides", origin)?;
         // An older job's single `method`, unless it lists `methods` itself.
         if let Some(m) = guides.method.take() {

@@ -21,6 +21,9 @@ pub struct Counters {
     /// Writing frames (wall).
     #[serde(serialize_with = "crate::units::secs")]
     pub io: Duration,
+    /// Strand–strand contacts: broad phase, narrow phase, response (wall).
+    #[serde(serialize_with = "crate::units::secs")]
+    pub strand_contacts: Duration,
     /// Working out external accelerations (two-way coupling of reduced models, wall).
     #[serde(serialize_with = "crate::units::secs")]
     pub external: Duration,
@@ -38,8 +41,16 @@ impl Counters {
             .as_secs_f64()
             .max(1e-12);
         let pct = |d: Duration| 100.0 * d.as_secs_f64() / thread_time;
+        let contacts = if self.strand_contacts.is_zero() {
+            String::new()
+        } else {
+            format!(
+                ", strand contacts {:.2} s wall",
+                self.strand_contacts.as_secs_f64()
+            )
+        };
         format!(
-            "dynamics {:.1}% | collisions {:.1}% | hair-hair {:.1}% | strain limit {:.1}% of thread time; steps {:.2} s wall, I/O {:.2} s; {:.2} M particle-steps/s",
+            "dynamics {:.1}% | collisions {:.1}% | hair-hair {:.1}% | strain limit {:.1}% of thread time; steps {:.2} s wall{contacts}, I/O {:.2} s; {:.2} M particle-steps/s",
             pct(self.dynamics),
             pct(self.collisions),
             pct(self.hair_hair),

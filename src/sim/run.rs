@@ -43,6 +43,10 @@ pub struct RunReport {
     pub max_strain: f32,
     /// Deepest penetration left after any frame (cm).
     pub max_residual_penetration: f32,
+    /// Strand–strand contacts over the run (segment pairs, summed over substeps; 0 when off).
+    pub strand_contacts: u64,
+    /// Largest strand–strand overlap found before the response (cm).
+    pub deepest_strand_contact: f32,
     pub seconds: f64,
 }
 
@@ -279,6 +283,8 @@ pub fn run(
         report.max_speed = report.max_speed.max(stats.max_speed);
         report.max_strain = report.max_strain.max(stats.max_strain);
         report.max_residual_penetration = report.max_residual_penetration.max(stats.residual_penetration);
+        report.strand_contacts += stats.strand_contacts;
+        report.deepest_strand_contact = report.deepest_strand_contact.max(stats.deepest_strand_contact);
         let t = Instant::now();
         target.write(frame as f64, &sim.x, sim.head_pose().into())?;
         if let (Some(n), Some(dir)) = (checkpoints, &work)

@@ -13,6 +13,7 @@ use super::counters::Counters;
 use super::material::Material;
 use super::model::{ModelOptions, Pin, StrandModel};
 use super::strand::{Integrator, Scratch, StepInput, step_strand};
+use super::strand_contact::{ContactParams, SegmentTouch, StrandContactStats, StrandContacts, keep_lengths};
 use super::volume::HairGrid;
 use crate::collide::Colliders;
 use crate::groom::Groom;
@@ -48,6 +49,17 @@ pub struct SimOptions {
     pub preroll_frames: u32,
     /// Speed above which the simulation is declared unstable (cm/s).
     pub max_speed: f32,
+    /// Strand–strand contacts (`strand_contact.rs`): segments of different strands kept
+    /// `contact_thickness` apart, checked over each step so they do not pass through each other
+    /// (beside the hair–hair grid, which does not stop sparse strands crossing). For sparse
+    /// hair: a whole groom costs about 200× the step.
+    pub strand_contacts: bool,
+    /// Distance kept between strands' centre lines (cm).
+    pub contact_thickness: f32,
+    /// Coulomb friction coefficient between strands in contact.
+    pub contact_friction: f32,
+    /// Gauss–Seidel sweeps of the contact response per step, at most.
+    pub contact_iterations: u32,
 }
 
 impl Default for SimOptions {
@@ -65,7 +77,39 @@ impl Default for SimOptions {
             root_spring: None,
             preroll_frames: 24,
             max_speed: 5.0e4,
+            strand_contacts: false,
+            contact_thickness: 0.1,
+            contact_friction: 0.2,
+            contact_iterations: 16,
         }
+    }
+}
+
+impl SimOptions {
+    /// Checks the strand–strand contact settings (the others are guarded where they are used):
+    /// a thickness within (0, 10] cm keeps the contact grid's cells near a segment's size.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if self.strand_contacts {
+            if !(self.contact_thickness > 0.0 && self.contact_thickness <= 10.0) {
+                return Err(format!(
+                    "contact_thickness must be within (0, 10] cm, not {}",
+                    self.contact_thickness
+                ));
+            }
+            if !(self.contact_friction >= 0.0 && self.contact_friction.is_finite()) {
+                return Err(format!(
+                    "contact_friction must be a number ≥ 0, not {}",
+                    self.contact_friction
+                ));
+            }
+            if !(1..=1000).contains(&self.contact_iterations) {
+                return Err(format!(
+                    "contact_iterations must be within 1..=1000, not {}",
+                    self.contact_iterations
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -81,6 +125,10 @@ pub struct FrameStats {
     /// Deepest penetration left at the end of the frame (cm, 0 if none).
     pub residual_penetration: f32,
     pub contacts: u64,
+    /// Strand–strand contacts over the frame (segment pairs, summed over substeps).
+    pub strand_contacts: u64,
+    /// Largest strand–strand overlap found before the response, over the frame (cm).
+    pub deepest_strand_contact: f32,
 }
 
 /// Extra accelerations on the simulated particles, worked out from the state at the start of
@@ -90,6 +138,39 @@ pub trait ExternalForces: Send {
     /// with positions `x`; `None` for none.
     fn accelerations(&mut self, x: &[Vec3], time: f64, colliders: &Colliders) -> Option<Vec<Vec3>>;
 }
+
+/// `x` and `v` split into per-strand slices (strand index, positions, velocities), to be
+/// processed in parallel.
+type StrandSlice<'a> = (usize, &'a mut [Vec3], &'a mut [Vec3], &'a mut [bool]);
+
+/// Per-strand slices of `x`, `v` and `flags` (which may be empty: then every strand gets an
+/// empty slice of it).
+fn strand_slices<'a>(
+    model: &StrandModel,
+    x: &'a mut [Vec3],
+    v: &'a mut [Vec3],
+    flags: &'a mut [bool],
+) -> Vec<StrandSlice<'a>> {
+    let mut slices = Vec::with_capacity(model.strand_count());
+    let (mut xr, mut vr, mut fr) = (x, v, flags);
+    for s in 0..model.strand_count() {
+        let n = model.counts[s] as usize;
+        let (xs, xrest) = std::mem::take(&mut xr).split_at_mut(n);
+        let (vs, vrest) = std::mem::take(&mut vr).split_at_mut(n);
+        let nf = n.min(fr.len());
+        let (fs, frest) = std::mem::take(&mut fr).split_at_mut(nf);
+        slices.push((s, xs, vs, fs));
+        xr = xrest;
+        vr = vrest;
+        fr = frest;
+    }
+    slices
+}
+
+/// In strand–strand contacts, particles resting on a collider count this many times heavier:
+/// hair lying on the head is not pressed into it by the hair above, which takes most of the
+/// push.
+const SUPPORTED_MASS: f32 = 10.0;
 
 /// A strand simulation in progress.
 pub struct Simulation {
@@ -108,6 +189,17 @@ pub struct Simulation {
     external: Vec<Vec3>,
     grid: HairGrid,
     rest_density: f32,
+    /// Strand–strand contacts: buffers, positions at the start of the step, inverse masses
+    /// (0 for kinematic particles) and which strands the response moved.
+    contacts: StrandContacts,
+    x_start: Vec<Vec3>,
+    inv_mass: Vec<f32>,
+    moved: Vec<bool>,
+    /// Segment contacts for the implicit step, grouped by strand, and where each strand's start.
+    segment_touches: Vec<(u32, SegmentTouch)>,
+    segment_offsets: Vec<usize>,
+    /// Particles within reach of a collider at the start of the step.
+    supported: Vec<bool>,
 }
 
 /// Hair–hair repulsion starts where the grid density exceeds this multiple of the rest groom's
@@ -159,6 +251,13 @@ impl Simulation {
             external: Vec::new(),
             grid,
             rest_density,
+            contacts: StrandContacts::default(),
+            x_start: Vec::new(),
+            inv_mass: Vec::new(),
+            moved: Vec::new(),
+            segment_touches: Vec::new(),
+            segment_offsets: Vec::new(),
+            supported: Vec::new(),
         }
     }
 
@@ -239,6 +338,8 @@ impl Simulation {
             stats.max_strain = stats.max_strain.max(s.0);
             stats.deepest_contact = stats.deepest_contact.max(s.1.deepest);
             stats.contacts += s.1.contacts as u64;
+            stats.strand_contacts += s.2.contacts;
+            stats.deepest_strand_contact = stats.deepest_strand_contact.max(s.2.deepest);
         }
         if !hold_head {
             self.time = t0 + dt;
@@ -272,7 +373,7 @@ impl Simulation {
         pose: &Pose,
         targets: &[Vec3],
         hold_head: bool,
-    ) -> (f32, ContactStats) {
+    ) -> (f32, ContactStats, StrandContactStats) {
         if let Some(mut f) = self.forces.take() {
             let t = Instant::now();
             let now = if hold_head { self.time } else { t1 - h as f64 };
@@ -294,6 +395,31 @@ impl Simulation {
             );
             self.counters.hair_hair += t.elapsed();
         }
+        if self.options.strand_contacts {
+            let t = Instant::now();
+            self.x_start.clone_from(&self.x);
+            self.update_inv_mass();
+            self.contacts.touches(
+                self.options.contact_thickness,
+                &self.model.offsets,
+                &self.inv_mass,
+                &self.model.rest,
+                &self.x,
+                &self.v,
+                h,
+                &mut self.segment_touches,
+            );
+            // Where each strand's touches start (they are grouped by strand).
+            self.segment_offsets.clear();
+            let mut k = 0;
+            for s in 0..=self.model.strand_count() {
+                while k < self.segment_touches.len() && (self.segment_touches[k].0 as usize) < s {
+                    k += 1;
+                }
+                self.segment_offsets.push(k);
+            }
+            self.counters.strand_contacts += t.elapsed();
+        }
         let input = StepInput {
             h,
             gravity: self.material.gravity,
@@ -303,7 +429,10 @@ impl Simulation {
             margin: self.options.collision_margin,
             friction: self.material.friction,
             head_rotation: pose.rotation.as_quat(),
+            strand_friction: self.options.contact_friction,
         };
+        let segment_touches = &self.segment_touches;
+        let segment_offsets = &self.segment_offsets;
         let model = &self.model;
         let material = &self.material;
         let options = &self.options;
@@ -312,19 +441,12 @@ impl Simulation {
         let grid = &self.grid;
         let rest_density = self.rest_density;
         let external = &self.external;
-        // Split x and v into per-strand slices processed in parallel.
-        let mut slices: Vec<(usize, &mut [Vec3], &mut [Vec3])> = Vec::with_capacity(model.strand_count());
-        {
-            let (mut xr, mut vr) = (self.x.as_mut_slice(), self.v.as_mut_slice());
-            for s in 0..model.strand_count() {
-                let n = model.counts[s] as usize;
-                let (xs, xrest) = xr.split_at_mut(n);
-                let (vs, vrest) = vr.split_at_mut(n);
-                slices.push((s, xs, vs));
-                xr = xrest;
-                vr = vrest;
-            }
+        let contacts_on = self.options.strand_contacts;
+        if contacts_on {
+            self.supported.resize(self.x.len(), false);
         }
+        let supported: &mut [bool] = if contacts_on { &mut self.supported } else { &mut [] };
+        let slices = strand_slices(model, &mut self.x, &mut self.v, supported);
         let results: Vec<(f32, ContactStats, [Duration; 4])> = slices
             .into_par_iter()
             .map_init(
@@ -335,7 +457,7 @@ impl Simulation {
                         Vec::<Option<Touch>>::new(),
                     )
                 },
-                |(sc, ext, near), (s, x, v)| {
+                |(sc, ext, near), (s, x, v, supported)| {
                     let mut times = [Duration::ZERO; 4];
                     let t = Instant::now();
                     touches(
@@ -349,6 +471,10 @@ impl Simulation {
                         roots_free,
                         near,
                     );
+                    // Particles resting on a collider are heavier in the strand–strand response.
+                    for (f, t) in supported.iter_mut().zip(near.iter()) {
+                        *f = t.is_some_and(|t| !t.ahead);
+                    }
                     times[1] = t.elapsed();
                     ext.clear();
                     ext.resize(x.len(), Vec3::ZERO);
@@ -374,11 +500,33 @@ impl Simulation {
                         }
                     }
                     let t = Instant::now();
-                    step_strand(model, s, x, v, ext, near, &input, options.integrator, sc);
+                    let segments = if contacts_on {
+                        &segment_touches[segment_offsets[s]..segment_offsets[s + 1]]
+                    } else {
+                        &[]
+                    };
+                    step_strand(
+                        model,
+                        s,
+                        x,
+                        v,
+                        ext,
+                        near,
+                        segments,
+                        &input,
+                        options.integrator,
+                        sc,
+                    );
                     times[0] = t.elapsed();
                     let t = Instant::now();
                     let strain = limit_strain(model, s, x, v, material.max_strain, h);
                     times[3] = t.elapsed();
+                    // With strand–strand contacts, collider projection waits for their response
+                    // (below): colliders have the last word, and a strand falling onto another
+                    // that lies on the head meets that strand before the head.
+                    if contacts_on {
+                        return (strain, ContactStats::default(), times);
+                    }
                     let t = Instant::now();
                     let contact = collide(
                         model,
@@ -407,9 +555,111 @@ impl Simulation {
             self.counters.hair_hair += times[2];
             self.counters.strain += times[3];
         }
+        let strand_stats = if self.options.strand_contacts {
+            self.strand_contacts(h, t1, hold_head, &mut contacts)
+        } else {
+            StrandContactStats::default()
+        };
         self.counters.steps += 1;
         self.counters.particle_steps += self.x.len() as u64;
-        (strain, contacts)
+        (strain, contacts, strand_stats)
+    }
+
+    /// Inverse masses for strand–strand contacts: 0 for kinematic particles (pins may have been
+    /// changed since the start), particles resting on a collider heavier.
+    fn update_inv_mass(&mut self) {
+        let roots_free = self.options.root_spring.is_some();
+        self.supported.resize(self.x.len(), false);
+        self.inv_mass.clear();
+        self.inv_mass.extend(
+            self.model
+                .mass
+                .iter()
+                .zip(&self.model.pins)
+                .zip(&self.supported)
+                .map(|((m, p), on)| {
+                    let scale = if *on { 1.0 / SUPPORTED_MASS } else { 1.0 };
+                    match p {
+                        Pin::Free => scale / m,
+                        Pin::Head if roots_free => scale / m,
+                        _ => 0.0,
+                    }
+                }),
+        );
+    }
+
+    /// Strand–strand contacts over the step just taken; strands they moved meet the colliders
+    /// again.
+    fn strand_contacts(
+        &mut self,
+        h: f32,
+        t1: f64,
+        hold_head: bool,
+        contacts: &mut ContactStats,
+    ) -> StrandContactStats {
+        let t = Instant::now();
+        let roots_free = self.options.root_spring.is_some();
+        self.update_inv_mass();
+        let params = ContactParams {
+            thickness: self.options.contact_thickness,
+            friction: self.options.contact_friction,
+            iterations: self.options.contact_iterations,
+        };
+        let model = &self.model;
+        let max_strain = self.material.max_strain;
+        let colliders = self.colliders.at(if hold_head { self.time } else { t1 });
+        let (margin, friction) = (self.options.collision_margin, self.material.friction);
+        let inv_mass = &self.inv_mass;
+        let stats = self.contacts.resolve(
+            &params,
+            &model.offsets,
+            inv_mass,
+            &model.rest,
+            &self.x_start,
+            &mut self.x,
+            &mut self.v,
+            h,
+            &mut self.moved,
+            // Between sweeps, the strands moved keep their length and stay out of the colliders,
+            // so contacts, inextensibility and colliders are satisfied together.
+            &mut |x, v, moved| {
+                for (s, _) in moved.iter().enumerate().filter(|(_, m)| **m) {
+                    let r = model.offsets[s]..model.offsets[s + 1];
+                    let o = model.offsets[s];
+                    let (xs, vs) = (&mut x[r.clone()], &mut v[r.clone()]);
+                    keep_lengths(xs, &inv_mass[r], |i| model.edge_rest(s, o + i), max_strain);
+                    collide(model, s, xs, vs, &colliders, margin, friction, h, roots_free);
+                }
+            },
+        );
+        self.counters.strand_contacts += t.elapsed();
+        // Then the colliders, for every strand.
+        let t = Instant::now();
+        let model = &self.model;
+        let options = &self.options;
+        let friction = self.material.friction;
+        let found: Vec<ContactStats> = strand_slices(model, &mut self.x, &mut self.v, &mut [])
+            .into_par_iter()
+            .map(|(s, x, v, _)| {
+                collide(
+                    model,
+                    s,
+                    x,
+                    v,
+                    &colliders,
+                    options.collision_margin,
+                    friction,
+                    h,
+                    options.root_spring.is_some(),
+                )
+            })
+            .collect();
+        for c in found {
+            contacts.contacts += c.contacts;
+            contacts.deepest = contacts.deepest.max(c.deepest);
+        }
+        self.counters.collisions += t.elapsed();
+        stats
     }
 
     /// Head pose at the current time.

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::band::BlockBand;
 use super::contact::{CONTACT_DAMPING, CONTACT_STIFFNESS, Touch, contact_acceleration};
+use super::strand_contact::SegmentTouch;
 
 /// Slip speed (cm/s) below which a resting contact counts as stuck (see the friction damper).
 const FRICTION_SLIP: f32 = 1e-4;
@@ -40,6 +41,8 @@ pub struct StepInput<'a> {
     /// Head rotation: springs whose ends coincide push apart along their rest direction carried
     /// by it (a groom collapsed onto its roots grows back out).
     pub head_rotation: Quat,
+    /// Strand–strand friction coefficient (segment contacts).
+    pub strand_friction: f32,
 }
 
 /// Reusable buffers of one thread.
@@ -111,6 +114,7 @@ pub fn step_strand(
     v: &mut [Vec3],
     ext: &[Vec3],
     touches: &[Option<Touch>],
+    segments: &[(u32, SegmentTouch)],
     input: &StepInput,
     integrator: Integrator,
     sc: &mut Scratch,
@@ -213,6 +217,53 @@ pub fn step_strand(
                 i,
                 (h * m * damping + hh * m * k) * nn + h * m * cf * (Mat3::IDENTITY - nn),
             );
+        }
+    }
+
+    // Contacts with other strands' segments: the same one-sided penalty as the colliders',
+    // at a point between two particles (weights 1 − s and s), with the point's effective mass.
+    for (_, t) in segments {
+        let i = t.i as usize;
+        if i + 1 >= n {
+            continue;
+        }
+        let idx = [i, i + 1];
+        let w = [1.0 - t.s, t.s];
+        let inv: f32 = (0..2)
+            .filter(|&q| sc.slot[idx[q]].is_some())
+            .map(|q| w[q] * w[q] / mass[idx[q]])
+            .sum();
+        if inv <= 0.0 {
+            continue;
+        }
+        let m = 1.0 / inv;
+        let nrm = t.normal;
+        let (a, k) = contact_acceleration(t.distance, t.keep);
+        if a == 0.0 && k == 0.0 {
+            continue;
+        }
+        let vp = w[0] * v[i] + w[1] * v[i + 1];
+        let rel = vp - t.velocity;
+        let vn = rel.dot(nrm);
+        let vt = rel - vn * nrm;
+        let damping = CONTACT_DAMPING * (k / CONTACT_STIFFNESS).sqrt();
+        let mut cf = input.strand_friction * a / vt.length().max(FRICTION_SLIP);
+        if !implicit {
+            cf = cf.min(0.5 / h);
+        }
+        let f = m * (a - damping * vn) * nrm - m * cf * vt;
+        for q in 0..2 {
+            sc.force[idx[q]] += w[q] * f;
+            if implicit && !t.ahead {
+                sc.kv[idx[q]] += -w[q] * m * k * vp.dot(nrm) * nrm;
+            }
+        }
+        if implicit {
+            let nn = outer(nrm, nrm);
+            let base = (h * m * damping + hh * m * k) * nn + h * m * cf * (Mat3::IDENTITY - nn);
+            sc.block(idx[0], idx[0], w[0] * w[0] * base);
+            sc.block(idx[1], idx[1], w[1] * w[1] * base);
+            sc.block(idx[1], idx[0], w[0] * w[1] * base);
         }
     }
 
