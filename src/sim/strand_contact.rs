@@ -353,7 +353,8 @@ impl StrandContacts {
         let start = x0;
         let mut crossed: Vec<Pair> = Vec::new();
         for round in 0..ROUNDS {
-            let (mut pairs, candidates) = self.detect(thickness, offsets, rest, start, x, round == 0);
+            let (mut pairs, candidates) =
+                self.detect(thickness, offsets, inv_mass, rest, start, x, round == 0);
             if round == 0 {
                 crossed = pairs.iter().filter(|p| p.side != Vec3::ZERO).copied().collect();
             } else {
@@ -449,7 +450,7 @@ impl StrandContacts {
         // crosses: the start of the step was free of crossings, so this ends.
         let mut reverted = vec![false; strands];
         for _ in 0..FAIL_SAFE_ROUNDS {
-            let (pairs, _) = self.detect(thickness, offsets, rest, start, x, true);
+            let (pairs, _) = self.detect(thickness, offsets, inv_mass, rest, start, x, true);
             let mut any = false;
             for p in pairs.iter().filter(|p| p.side != Vec3::ZERO) {
                 for s in p.strands.map(|s| s as usize) {
@@ -496,7 +497,7 @@ impl StrandContacts {
             return;
         }
         let ahead: Vec<Vec3> = x.iter().zip(v).map(|(p, u)| *p + h * *u).collect();
-        let (pairs, _) = self.detect(thickness, offsets, rest, x, &ahead, true);
+        let (pairs, _) = self.detect(thickness, offsets, inv_mass, rest, x, &ahead, true);
         for p in &pairs {
             let [a0, a1, b0, b1] = p.p.map(|i| i as usize);
             let (s, t) = closest_parameters(x[a0], x[a1], x[b0], x[b1]);
@@ -549,11 +550,14 @@ impl StrandContacts {
     }
 
     /// Segment pairs of different strands that crossed between `start` and `x` or are within
-    /// twice the thickness at `x`, and the broad phase's candidate count.
+    /// twice the thickness at `x`, and the broad phase's candidate count. Pairs whose four
+    /// particles are all kinematic are left out.
+    #[allow(clippy::too_many_arguments)]
     fn detect(
         &mut self,
         thickness: f32,
         offsets: &[usize],
+        inv_mass: &[f32],
         rest: &[Vec3],
         x0: &[Vec3],
         x: &[Vec3],
@@ -640,7 +644,8 @@ impl StrandContacts {
                     let (lo_a, hi_a) = boxes[sa];
                     for &(_, sb) in &entries[a + 1..r1] {
                         let sb = sb as usize;
-                        if segments[sa].1 == segments[sb].1 {
+                        let (ta, tb) = (segments[sa].1, segments[sb].1);
+                        if ta == tb {
                             continue;
                         }
                         let (lo_b, hi_b) = boxes[sb];
@@ -651,8 +656,12 @@ impl StrandContacts {
                         if key(cell_of(lo_a.max(lo_b), inv)) != here {
                             continue;
                         }
-                        candidates += 1;
                         let (i, j) = (segments[sa].0 as usize, segments[sb].0 as usize);
+                        // Pairs of kinematic segments (roots on the scalp) cannot respond.
+                        if inv_mass[i] + inv_mass[i + 1] + inv_mass[j] + inv_mass[j + 1] <= 0.0 {
+                            continue;
+                        }
+                        candidates += 1;
                         let quad = |p: &[Vec3]| [p[i], p[i + 1], p[j], p[j + 1]];
                         let mut pair = Pair {
                             p: [i as u32, i as u32 + 1, j as u32, j as u32 + 1],
