@@ -415,8 +415,10 @@ fn simulate_to(
     last: i64,
     stop_after: Option<i64>,
     resume: bool,
+    contacts: bool,
 ) -> tress::Result<()> {
     let (mut sim, groom) = violent_sim(Integrator::Implicit, 2);
+    sim.options.strand_contacts = contacts;
     let info = CacheInfo {
         topology: groom.to_strands(),
         fps: 24.0,
@@ -443,18 +445,22 @@ fn simulate_to(
 fn resuming_from_a_checkpoint_is_bit_identical() {
     let dir = common::temp_dir("sim-resume");
     let (a, b) = (dir.join("straight.tcache"), dir.join("resumed.tcache"));
-    simulate_to(&a, &dir.join("work-a"), 16, None, false).unwrap();
-    let err = simulate_to(&b, &dir.join("work-b"), 16, Some(11), false).unwrap_err();
-    assert!(err.to_string().contains("stopped after frame 11"), "{err}");
-    assert!(!b.exists(), "a stopped run must not leave a finished output");
-    simulate_to(&b, &dir.join("work-b"), 16, None, true).unwrap();
-    let (x, y) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-    assert!(
-        x == y,
-        "resumed output differs ({} vs {} bytes)",
-        x.len(),
-        y.len()
-    );
+    // Also with strand–strand contacts: no contact state may carry over between steps.
+    for contacts in [true, false] {
+        let _ = std::fs::remove_file(&b);
+        simulate_to(&a, &dir.join("work-a"), 16, None, false, contacts).unwrap();
+        let err = simulate_to(&b, &dir.join("work-b"), 16, Some(11), false, contacts).unwrap_err();
+        assert!(err.to_string().contains("stopped after frame 11"), "{err}");
+        assert!(!b.exists(), "a stopped run must not leave a finished output");
+        simulate_to(&b, &dir.join("work-b"), 16, None, true, contacts).unwrap();
+        let (x, y) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        assert!(
+            x == y,
+            "resumed output differs ({} vs {} bytes, contacts {contacts})",
+            x.len(),
+            y.len()
+        );
+    }
     let r = tress_formats::tcache::TcacheReader::open(&b).unwrap();
     assert_eq!(r.len(), 16);
     assert!(
@@ -462,7 +468,7 @@ fn resuming_from_a_checkpoint_is_bit_identical() {
         "the work folder is removed after a finished run"
     );
     // A checkpoint of other inputs is refused.
-    simulate_to(&b, &dir.join("work-c"), 8, Some(6), false).unwrap_err();
+    simulate_to(&b, &dir.join("work-c"), 8, Some(6), false, false).unwrap_err();
     let (mut sim, groom) = violent_sim(Integrator::Implicit, 3);
     let info = CacheInfo {
         topology: groom.to_strands(),

@@ -398,7 +398,10 @@ impl Simulation {
         if self.options.strand_contacts {
             let t = Instant::now();
             self.x_start.clone_from(&self.x);
-            self.update_inv_mass();
+            // Plain inverse masses: which particles rest on a collider is known only after the
+            // step's own collider tests (and nothing carries over from the step before, so a
+            // run resumed from a checkpoint takes the same steps).
+            self.update_inv_mass(false);
             self.contacts.touches(
                 self.options.contact_thickness,
                 &self.model.offsets,
@@ -566,8 +569,9 @@ impl Simulation {
     }
 
     /// Inverse masses for strand–strand contacts: 0 for kinematic particles (pins may have been
-    /// changed since the start), particles resting on a collider heavier.
-    fn update_inv_mass(&mut self) {
+    /// changed since the start); with `supported`, particles this step found resting on a
+    /// collider are heavier.
+    fn update_inv_mass(&mut self, supported: bool) {
         let roots_free = self.options.root_spring.is_some();
         self.supported.resize(self.x.len(), false);
         self.inv_mass.clear();
@@ -578,7 +582,11 @@ impl Simulation {
                 .zip(&self.model.pins)
                 .zip(&self.supported)
                 .map(|((m, p), on)| {
-                    let scale = if *on { 1.0 / SUPPORTED_MASS } else { 1.0 };
+                    let scale = if supported && *on {
+                        1.0 / SUPPORTED_MASS
+                    } else {
+                        1.0
+                    };
                     match p {
                         Pin::Free => scale / m,
                         Pin::Head if roots_free => scale / m,
@@ -599,7 +607,7 @@ impl Simulation {
     ) -> StrandContactStats {
         let t = Instant::now();
         let roots_free = self.options.root_spring.is_some();
-        self.update_inv_mass();
+        self.update_inv_mass(true);
         let params = ContactParams {
             thickness: self.options.contact_thickness,
             friction: self.options.contact_friction,
