@@ -234,6 +234,8 @@ pub struct StrandContacts {
     segments: Vec<(u32, u32)>,
     boxes: Vec<(Vec3, Vec3)>,
     entries: Vec<(u64, u32)>,
+    /// Positions predicted for the end of the step (`touches`).
+    ahead: Vec<Vec3>,
 }
 
 /// Cell coordinates packed into a key (21 bits each, offset so negative cells stay ordered).
@@ -496,8 +498,11 @@ impl StrandContacts {
         if offsets.len() < 3 || thickness <= 0.0 || h <= 0.0 {
             return;
         }
-        let ahead: Vec<Vec3> = x.iter().zip(v).map(|(p, u)| *p + h * *u).collect();
+        let mut ahead = std::mem::take(&mut self.ahead);
+        ahead.clear();
+        ahead.extend(x.iter().zip(v).map(|(p, u)| *p + h * *u));
         let (pairs, _) = self.detect(thickness, offsets, inv_mass, rest, x, &ahead, true);
+        self.ahead = ahead;
         for p in &pairs {
             let [a0, a1, b0, b1] = p.p.map(|i| i as usize);
             let (s, t) = closest_parameters(x[a0], x[a1], x[b0], x[b1]);
