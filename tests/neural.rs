@@ -59,6 +59,7 @@ fn config(steps: usize) -> InterpConfig {
             max_minutes: None,
         },
         loss: tress::neural::interp::loss::LossWeights::data_only(),
+        displace: None,
     }
 }
 
@@ -207,4 +208,155 @@ fn initialisations_racing_on_threads_give_the_same_weights() {
             "an initialisation raced with another and drew other weights"
         );
     }
+}
+
+// ---- The fine-scale displacement generator (000 §4.3) ----
+
+use tress::neural::displace::DisplaceOptions;
+use tress::neural::displace::train::{
+    DisplaceStep, load_generator, train as train_displace, validate as validate_displace, with_generator,
+};
+
+/// A grid big enough for the discriminator (crops of 16 cells), W_θ left untrained (its
+/// interpolation is poor: there is a residual to learn).
+fn displace_setup(steps: usize, adversarial: f64, data: f64) -> (Groom, InterpConfig, DisplaceOptions) {
+    let g = generate(&GroomParams {
+        strands: 900,
+        points: 8,
+        length: 12.0,
+        ..GroomParams::for_style(Style::Straight)
+    })
+    .unwrap();
+    let mut cfg = config(0);
+    cfg.grid = GridSpec {
+        n: 20,
+        stride: 4,
+        points: 8,
+    };
+    let o = DisplaceOptions {
+        steps,
+        channels: 8,
+        critic_channels: 4,
+        critic_steps: 2,
+        lr: 3e-3,
+        adversarial,
+        data,
+        seed: 3,
+        validate_every: 5,
+        checkpoint_every: 4,
+        max_minutes: None,
+    };
+    (g, cfg, o)
+}
+
+#[test]
+fn the_displacement_generator_learns_what_the_interpolator_misses() {
+    let (g, cfg, o) = displace_setup(40, 0.01, 1.0);
+    let (tr, va) = (data(&g, &cfg, 0.0, 16), data(&g, &cfg, 40.0, 6));
+    let dev = FlexDevice;
+    let w = tress::neural::interp::train::init_net::<Flex>(&cfg, &dev);
+    let out = train_displace::<T>(&cfg, &o, &w, &tr, &va, &dev, None, &mut |_: &DisplaceStep| true).unwrap();
+    let (_, v) = out.progress.best.unwrap();
+    // F_β sees only the guides and the rest features, not W_θ's output: lowering the error
+    // means it learned the residual from the guides.
+    assert!(
+        v.rmse_cm < 0.8 * v.interp_rmse_cm,
+        "with displacement {} cm, interpolator alone {} cm",
+        v.rmse_cm,
+        v.interp_rmse_cm
+    );
+    assert!(v.displacement_rms_cm > 0.1 * (v.interp_rmse_cm - v.rmse_cm));
+}
+
+#[test]
+fn the_critic_learns_to_tell_generated_hair_from_simulated_hair() {
+    // With the generator nearly still (tiny weights), D_γ faces a fixed task: its loss must fall
+    // from log 4 (a coin toss) toward 0 if its gradients reach it.
+    let (g, cfg, o) = displace_setup(30, 1e-6, 1e-6);
+    let (tr, va) = (data(&g, &cfg, 0.0, 16), data(&g, &cfg, 40.0, 3));
+    let dev = FlexDevice;
+    let w = tress::neural::interp::train::init_net::<Flex>(&cfg, &dev);
+    let mut critic = Vec::new();
+    train_displace::<T>(&cfg, &o, &w, &tr, &va, &dev, None, &mut |r: &DisplaceStep| {
+        critic.push(r.critic);
+        true
+    })
+    .unwrap();
+    // The first step's two updates start near a coin toss (log 4 ≈ 1.39 at D ≈ 0).
+    let head = critic[0];
+    let tail = critic[critic.len() - 3..].iter().sum::<f32>() / 3.0;
+    assert!(head > 1.0 && head < 1.6, "first critic loss {head}");
+    assert!(tail < 0.1 * head, "critic loss {head} → {tail}");
+}
+
+#[test]
+fn displacement_training_resumes_to_the_same_bytes_and_rides_in_the_model_file() {
+    let (g, cfg, o) = displace_setup(10, 0.01, 1.0);
+    let (tr, va) = (data(&g, &cfg, 0.0, 12), data(&g, &cfg, 40.0, 3));
+    let dev = FlexDevice;
+    let w = tress::neural::interp::train::init_net::<Flex>(&cfg, &dev);
+    let dir = std::env::temp_dir().join(format!("tress-displace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a_ck, b_ck) = (dir.join("a.ckpt"), dir.join("b.ckpt"));
+    let a = train_displace::<T>(&cfg, &o, &w, &tr, &va, &dev, Some((&a_ck, false)), &mut |_| true).unwrap();
+    let b1 = train_displace::<T>(&cfg, &o, &w, &tr, &va, &dev, Some((&b_ck, false)), &mut |r| {
+        r.step < 6
+    })
+    .unwrap();
+    assert!(b1.stopped_early);
+    let b = train_displace::<T>(&cfg, &o, &w, &tr, &va, &dev, Some((&b_ck, true)), &mut |_| true).unwrap();
+    let bytes =
+        |f: &tress::neural::displace::model::DisplaceNet<Flex>| tress::neural::file::module_to_bytes(f);
+    assert_eq!(bytes(&a.fnet), bytes(&b.fnet));
+    assert_eq!(a.progress.history, b.progress.history);
+    // Other options refuse the checkpoint.
+    let other = DisplaceOptions {
+        critic_steps: 1,
+        ..o.clone()
+    };
+    assert!(
+        train_displace::<T>(&cfg, &other, &w, &tr, &va, &dev, Some((&b_ck, true)), &mut |_| {
+            true
+        })
+        .is_err()
+    );
+
+    // In the model file: loaded with the interpolator, it moves the output by Δs; without it the
+    // output is the interpolator's alone.
+    let path = dir.join("m.tnn");
+    let model = model_file(&cfg, &w, serde_json::json!({}));
+    with_generator(model, &o, &a.fnet, serde_json::json!({}))
+        .write(&path)
+        .unwrap();
+    let f = NeuralFile::read(&path).unwrap();
+    let loaded = load_generator::<Flex>(&f, &cfg, &dev, &path).unwrap().unwrap();
+    assert_eq!(bytes(&loaded), bytes(&a.fnet));
+    let mut with = NeuralInterpolator::<Flex>::load(&path, &g, dev).unwrap();
+    assert!(with.has_displacement());
+    let mut without = NeuralInterpolator::<Flex>::load(&path, &g, dev)
+        .unwrap()
+        .without_displacement();
+    let full = frame(&g, 3.0);
+    let guides = with.layout().extract(&full);
+    let pose = tress::motion::Pose::default();
+    let gf = GuideFrame {
+        frame: 1.0,
+        time: 0.0,
+        guides: &guides,
+        pose: &pose,
+        colliders: None,
+    };
+    let mut o1 = vec![Vec3::ZERO; g.point_count()];
+    let mut o2 = o1.clone();
+    with.interpolate(&gf, &mut o1).unwrap();
+    without.interpolate(&gf, &mut o2).unwrap();
+    let moved = o1.iter().zip(&o2).filter(|(a, b)| a.distance(**b) > 1e-4).count();
+    assert!(
+        moved > g.point_count() / 4,
+        "{moved} of {} points moved",
+        g.point_count()
+    );
+    let v = validate_displace(&w, &a.fnet, &va, 3, &dev);
+    assert!(v.displacement_rms_cm > 0.0);
+    let _ = std::fs::remove_dir_all(&dir);
 }

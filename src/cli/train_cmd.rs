@@ -26,6 +26,9 @@ pub enum TrainCommand {
     /// Train the neural interpolator (weights over each particle's 4 × 4 guides) on a full
     /// simulation of the groom; writes a .tnn model for `tress upsample --method neural`.
     Interp(InterpArgs),
+    /// Train the fine-scale displacement generator (000 §4.3) of a trained interpolator against
+    /// a discriminator; writes the interpolator's model with the generator added.
+    Displace(DisplaceArgs),
     /// Train the neural drape (a groom autoencoder, then a deformation decoder trained by the
     /// drape energy alone, no simulation) on the grooms and pose ranges of a config; writes a
     /// .tnn model for `tress drape --solver network`.
@@ -93,9 +96,40 @@ pub struct InterpArgs {
     pub out: TrainOutput,
 }
 
+#[derive(Debug, Args)]
+pub struct DisplaceArgs {
+    /// The trained interpolator (.tnn from `tress train interp`).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Options: the `[displace]` section of a training config (a built-in name or a TOML
+    /// file); without it, the model's own config's section, else the defaults.
+    #[arg(long)]
+    pub config: Option<String>,
+    /// The training frames (a full simulation of the groom, as for `train interp`).
+    #[arg(long, value_name = "CACHE")]
+    pub gt: PathBuf,
+    /// Validation frames; without it the last frames of --gt are held out.
+    #[arg(long, value_name = "CACHE")]
+    pub val: Option<PathBuf>,
+    /// The groom at rest in the head's frame.
+    #[arg(long)]
+    pub groom: PathBuf,
+    #[command(flatten)]
+    pub space: super::InputSpace,
+    /// Override the generator updates.
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// Stop after this many minutes (the best generator so far is written).
+    #[arg(long)]
+    pub max_minutes: Option<f64>,
+    #[command(flatten)]
+    pub out: TrainOutput,
+}
+
 pub fn run(c: &TrainCommand) -> Result<()> {
     match c {
         TrainCommand::Interp(a) => run_interp(a),
+        TrainCommand::Displace(a) => run_displace(a),
         TrainCommand::Drape(a) => run_drape(a),
     }
 }
@@ -206,6 +240,111 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
             before.rmse_cm,
             best.uniform_rmse_cm,
             100.0 * best.length_error
+        );
+    }
+    output_file(&a.out.output);
+    Ok(())
+}
+
+fn run_displace(a: &DisplaceArgs) -> Result<()> {
+    use crate::neural::displace::train::{DisplaceStep, train as train_displace, with_generator};
+    let dev = burn::backend::flex::FlexDevice;
+    let (cfg, net, _) = crate::neural::interp::load_model::<Flex>(&a.model, &dev)?;
+    let mut opts = match &a.config {
+        Some(c) => InterpConfig::load(c)?
+            .displace
+            .ok_or_else(|| Error::Invalid(format!("training config {c}: no [displace] section")))?,
+        None => cfg.displace.clone().unwrap_or_default(),
+    };
+    if let Some(s) = a.steps {
+        opts.steps = s;
+    }
+    if a.max_minutes.is_some() {
+        opts.max_minutes = a.max_minutes;
+    }
+    opts.validate()?;
+    let mut groom = read_groom(&a.groom, &ReadOptions::default())?.groom;
+    Transform {
+        scale: a.space.scale,
+        up: a.space.up,
+    }
+    .apply(&mut groom);
+    let grid = UvGrid::new(&groom, cfg.grid)?;
+    let quiet = a.out.json;
+    let mut frames = HeadFrames::open(&a.gt, &groom)?;
+    let (train_set, val_set) = match &a.val {
+        Some(v) => {
+            let t = GridFrames::load(grid.clone(), &mut frames, None)?;
+            let mut vf = HeadFrames::open(v, &groom)?;
+            (t, GridFrames::load(grid, &mut vf, None)?)
+        }
+        None => GridFrames::load_split(grid, &mut frames, cfg.train.validation, cfg.train.batch)?,
+    };
+    if !quiet {
+        eprintln!(
+            "data      {} training frames, {} validation frames; {} generator steps, {} critic updates each",
+            train_set.len(),
+            val_set.len(),
+            opts.steps,
+            opts.critic_steps
+        );
+    }
+    let ckpt = checkpoint_path(&a.out.output, a.out.resume)?;
+    let mut report = |r: &DisplaceStep| {
+        if quiet {
+            return true;
+        }
+        if r.step.is_multiple_of(10) || r.validation.is_some() || r.step == 1 {
+            let mut line = format!(
+                "step {}/{}  critic {:.4}  generator adversarial {:.4}, L1 {:.4} cm  {:.2} s/step",
+                r.step, r.steps, r.critic, r.adversarial, r.l1_cm, r.seconds_per_step
+            );
+            if let Some(v) = r.validation {
+                line.push_str(&format!(
+                    "  validation RMSE {:.3} cm (interpolator alone {:.3}), displacement {:.3} cm rms",
+                    v.rmse_cm, v.interp_rmse_cm, v.displacement_rms_cm
+                ));
+            }
+            eprintln!("{line}");
+        }
+        true
+    };
+    let trained = train_displace::<Autodiff<Flex>>(
+        &cfg,
+        &opts,
+        &net,
+        &train_set,
+        &val_set,
+        &dev,
+        Some((&ckpt, a.out.resume)),
+        &mut report,
+    )?;
+    let (best_step, best) = trained.progress.best.unwrap_or_default();
+    let summary = json!({
+        "gt": a.gt,
+        "val": a.val,
+        "frames": train_set.len(),
+        "validation_frames": val_set.len(),
+        "steps": trained.progress.step,
+        "best_step": best_step,
+        "validation": best,
+        "seconds": trained.seconds,
+        "stopped_early": trained.stopped_early,
+        "threads": rayon::current_num_threads(),
+    });
+    let model = crate::neural::file::NeuralFile::read(&a.model)?;
+    with_generator(model, &opts, &trained.fnet, summary.clone()).write(&a.out.output)?;
+    let _ = std::fs::remove_file(&ckpt);
+    if a.out.json {
+        println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
+    } else {
+        eprintln!(
+            "trained   {} steps in {:.0} s; best at step {best_step}: validation RMSE {:.3} cm (interpolator alone {:.3}), displacement {:.3} cm rms",
+            trained.progress.step,
+            trained.seconds,
+            best.rmse_cm,
+            best.interp_rmse_cm,
+            best.displacement_rms_cm
         );
     }
     output_file(&a.out.output);

@@ -8,6 +8,7 @@
 //! - [`data`]: ground-truth frames on the grid, crops (000 §4.2.3);
 //! - [`interp`]: W_θ, the interpolator L (Eq. 2–3), its losses (Eq. 4–8), training and the
 //!   upsampling-seam implementation;
+//! - [`displace`]: the fine-scale displacement generator F_β and its discriminator (000 §4.3);
 //! - [`file`]: the self-describing model and checkpoint files (`.tnn`);
 //! - [`device`]: the burn backends (Flex on the CPU; CUDA with the `cuda` feature);
 //! - [`drape`]: the quasi-static drape (003): its physics energy, poses and baselines;
@@ -16,6 +17,7 @@
 
 pub mod data;
 pub mod device;
+pub mod displace;
 pub mod drape;
 pub mod file;
 pub mod grid;

@@ -2,7 +2,10 @@
 //! W_θ predicts ω (000 Eq. 2), L blends the 16 neighbourhood guides (Eq. 3), and the grid comes
 //! back to the groom's strands ([`crate::neural::grid::UvGrid::scatter`]). The rest features are
 //! computed once. Guides keep their simulated positions; every other strand gets its rest segment
-//! lengths back by follow-the-leader ([`crate::guides::length`]).
+//! lengths back by follow-the-leader ([`crate::guides::length`]). A model with a fine-scale
+//! displacement generator (000 §4.3, [`crate::neural::displace`]) adds Δs = F_β(s̄*, g) (Eq. 9)
+//! to the grid before the transfer back, unless it is switched off
+//! ([`NeuralInterpolator::without_displacement`], the ablation row).
 
 use std::time::{Duration, Instant};
 
@@ -25,6 +28,8 @@ pub struct NeuralInterpolator<B: Backend = Cpu> {
     grid: UvGrid,
     net: WeightNet<B>,
     rest: RestFeatures<B>,
+    /// F_β, when the model has one and it is used.
+    displace: Option<crate::neural::displace::model::DisplaceNet<B>>,
     dev: B::Device,
     /// Layout slot of guide (i, j), row-major.
     guide_slots: Vec<usize>,
@@ -60,6 +65,7 @@ impl<B: Backend> NeuralInterpolator<B> {
             grid,
             net,
             rest,
+            displace: None,
             dev,
             guide_slots,
             last: None,
@@ -71,9 +77,31 @@ impl<B: Backend> NeuralInterpolator<B> {
     }
 
     /// The interpolator of a model file (`.tnn`) for `groom`.
+    /// With the model's displacement generator, when it has one.
     pub fn load(path: &std::path::Path, groom: &Groom, dev: B::Device) -> Result<Self> {
         let (cfg, net, _) = super::train::load_model::<B>(path, &dev)?;
-        NeuralInterpolator::new(groom, &cfg, net, dev)
+        let f = crate::neural::file::NeuralFile::read(path)?;
+        let gen_f = crate::neural::displace::train::load_generator::<B>(&f, &cfg, &dev, path)?;
+        let mut n = NeuralInterpolator::new(groom, &cfg, net, dev)?;
+        n.displace = gen_f;
+        Ok(n)
+    }
+
+    /// Adds F_β's displacement to every frame (000 §4.3).
+    pub fn with_displacement(mut self, f: crate::neural::displace::model::DisplaceNet<B>) -> Self {
+        self.displace = Some(f);
+        self
+    }
+
+    /// W_θ and Eq. 3 alone (000 Table 1's "w/o fine-scale displacement").
+    pub fn without_displacement(mut self) -> Self {
+        self.displace = None;
+        self
+    }
+
+    /// Whether frames get F_β's displacement.
+    pub fn has_displacement(&self) -> bool {
+        self.displace.is_some()
     }
 
     pub fn grid(&self) -> &UvGrid {
@@ -100,10 +128,16 @@ impl<B: Backend> NeuralInterpolator<B> {
         }
         let g = Tensor::<B, 5>::from_data(TensorData::new(g, [1, m, m, w, 3]), &self.dev);
         let om = self.net.weights(&self.rest, channels_first(g.clone()));
-        let hood = neighbourhood(g, spec.stride);
+        let hood = neighbourhood(g.clone(), spec.stride);
         self.last = Some(om.clone());
         self.last_weights = std::sync::OnceLock::new();
-        interpolate(om, hood).into_data().to_vec().expect("f32")
+        let mut s = interpolate(om, hood);
+        if let Some(f) = &self.displace {
+            s = s + f
+                .forward(self.rest.coarse.clone(), channels_first(g))
+                .permute([0, 2, 3, 4, 1]);
+        }
+        s.into_data().to_vec().expect("f32")
     }
 }
 

@@ -47,7 +47,7 @@ pub struct ConvIn<B: Backend> {
 }
 
 impl<B: Backend> ConvIn<B> {
-    fn new(ci: usize, co: usize, k: usize, stride: usize, dev: &B::Device) -> Self {
+    pub(crate) fn new(ci: usize, co: usize, k: usize, stride: usize, dev: &B::Device) -> Self {
         let p = k / 2;
         ConvIn {
             conv: Conv3dConfig::new([ci, co], [k, k, k])
@@ -58,7 +58,7 @@ impl<B: Backend> ConvIn<B> {
         }
     }
 
-    fn forward(&self, x: Tensor<B, 5>) -> Tensor<B, 5> {
+    pub(crate) fn forward(&self, x: Tensor<B, 5>) -> Tensor<B, 5> {
         self.norm.forward(self.conv.forward(x))
     }
 }

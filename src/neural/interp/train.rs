@@ -88,6 +88,9 @@ pub struct InterpConfig {
     pub train: TrainOptions,
     #[serde(default)]
     pub loss: LossWeights,
+    /// The fine-scale displacement generator (000 §4.3), trained after W_θ; none without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub displace: Option<crate::neural::displace::DisplaceOptions>,
 }
 
 impl InterpConfig {
@@ -115,6 +118,12 @@ impl InterpConfig {
         }
         if self.net.guide_channels == 0 || self.net.guide_channels > 512 {
             return bad("`net.guide_channels` must be 1 to 512");
+        }
+        if let Some(d) = &self.displace {
+            d.validate()?;
+            if self.grid.n - self.grid.stride < 16 {
+                return bad("`displace` needs crops of at least 16 cells (grid.n − grid.stride ≥ 16)");
+            }
         }
         Ok(())
     }

@@ -1,0 +1,482 @@
+//! Training F_β against D_γ (000 §4.3, Eq. 10), apart from the models: W_θ is trained first and
+//! stays fixed; each step draws one batch of consecutive frames of one crop (seeded by (seed,
+//! step), so a resumed run draws what the uninterrupted run would have), updates D_γ
+//! `critic_steps` times (paper: twice) and F_β once, with Adam at lr 1e-3 (000 §5.2).
+//!
+//! Losses (the non-saturating form of Eq. 10, whose printed form has s̃ in both terms; the first
+//! is the ground truth ŝ):
+//! - D_γ: −log σ(D(E(ŝ))) − log σ(−D(E(s̃))), s̃ = s + Δs with Δs held fixed;
+//! - F_β: `adversarial`·(−log σ(D(E(s̃)))) + `data`·‖s̃ − ŝ‖₁ (per particle, empty cells masked).
+//!
+//! The L1 term is tress's addition (000 trains F_β by the adversarial term alone): it keeps the
+//! displacement anchored to the simulation the way super-resolution GANs (tempoGAN, 000 ref. 33)
+//! do; `data = 0` is the paper's loss.
+
+use std::path::Path;
+use std::time::Instant;
+
+use burn::module::AutodiffModule;
+use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::prelude::*;
+use burn::record::Recorder;
+use burn::tensor::activation::log_sigmoid;
+use burn::tensor::backend::AutodiffBackend;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use super::descriptor::descriptor;
+use super::model::{Critic, CriticConfig, DisplaceNet, DisplaceNetConfig};
+use crate::error::{Error, Result};
+use crate::neural::data::{Batch, GridFrames, channels_first};
+use crate::neural::file::{NeuralFile, Rec, module_from_bytes, module_to_bytes, seeded_init};
+use crate::neural::grid::UNIT_CM;
+use crate::neural::interp::InterpConfig;
+use crate::neural::interp::model::{WeightNet, interpolate, neighbourhood};
+
+/// The `[displace]` section of a training config.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DisplaceOptions {
+    /// Generator updates (0: no displacement generator).
+    pub steps: usize,
+    /// F_β's hidden channels (paper 32).
+    pub channels: usize,
+    /// D_γ's first-layer channels, doubling per layer (paper 32).
+    pub critic_channels: usize,
+    /// D_γ updates per F_β update (paper 2).
+    pub critic_steps: usize,
+    pub lr: f64,
+    /// Weight of F_β's adversarial loss.
+    pub adversarial: f64,
+    /// Weight of F_β's L1 loss toward the ground truth (tress's addition; 0 = the paper's loss).
+    pub data: f64,
+    pub seed: u64,
+    pub validate_every: usize,
+    pub checkpoint_every: usize,
+    /// Stop after this many minutes (the best generator so far is kept).
+    pub max_minutes: Option<f64>,
+}
+
+impl Default for DisplaceOptions {
+    fn default() -> Self {
+        DisplaceOptions {
+            steps: 300,
+            channels: 32,
+            critic_channels: 32,
+            critic_steps: 2,
+            lr: 1e-3,
+            adversarial: 0.01,
+            data: 1.0,
+            seed: 1,
+            validate_every: 50,
+            checkpoint_every: 50,
+            max_minutes: None,
+        }
+    }
+}
+
+impl DisplaceOptions {
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: &str| Err(Error::Invalid(format!("training config: `displace.{m}")));
+        if self.channels < 2 || self.channels > 512 {
+            return bad("channels` must be 2 to 512");
+        }
+        if self.critic_channels == 0 || self.critic_channels > 256 {
+            return bad("critic_channels` must be 1 to 256");
+        }
+        if self.critic_steps == 0 || self.critic_steps > 16 {
+            return bad("critic_steps` must be 1 to 16");
+        }
+        if !(self.lr > 0.0 && self.lr < 1.0) {
+            return bad("lr` must be in (0, 1)");
+        }
+        let weight = |w: f64| w.is_finite() && (0.0..=1e6).contains(&w);
+        if !weight(self.adversarial) || !weight(self.data) || self.adversarial + self.data == 0.0 {
+            return bad("adversarial` and `displace.data` must be within [0, 1e6], not both 0");
+        }
+        if self.max_minutes.is_some_and(|m| !(m > 0.0 && m.is_finite())) {
+            return bad("max_minutes` must be positive");
+        }
+        Ok(())
+    }
+
+    pub fn generator(&self, cfg: &InterpConfig) -> DisplaceNetConfig {
+        let levels = cfg.grid.levels();
+        DisplaceNetConfig::new(levels, 4 << levels)
+            .with_channels(self.channels)
+            .with_slope(cfg.net.slope)
+    }
+
+    pub fn critic(&self, cfg: &InterpConfig) -> CriticConfig {
+        CriticConfig::new(cfg.grid.n - cfg.grid.stride, cfg.grid.points)
+            .with_channels(self.critic_channels)
+            .with_slope(cfg.net.slope)
+    }
+}
+
+/// Validation (full grid, ground-truth guides), cm.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DisplaceValidation {
+    /// The interpolator alone.
+    pub interp_rmse_cm: f64,
+    /// With the displacement added.
+    pub rmse_cm: f64,
+    /// Root mean square of the displacement.
+    pub displacement_rms_cm: f64,
+}
+
+/// Scores F_β on every frame of `data`.
+pub fn validate<B: Backend>(
+    interp: &WeightNet<B>,
+    fnet: &DisplaceNet<B>,
+    data: &GridFrames,
+    batch: usize,
+    dev: &B::Device,
+) -> DisplaceValidation {
+    let n = data.grid.spec.n;
+    let cells = data.grid.occupied.iter().filter(|&&o| o).count().max(1) as f64;
+    let w = data.grid.spec.points as f64;
+    let (mut se, mut se_i, mut dd, mut count) = (0f64, 0f64, 0f64, 0usize);
+    let mut first = 0;
+    let mut rest_f = None;
+    while first < data.len() {
+        let b = batch.min(data.len() - first);
+        let bt = data.batch::<B>(first, b, (0, 0), n, dev);
+        let rf = rest_f.get_or_insert_with(|| interp.rest_features(channels_first(bt.rest.clone())));
+        let (s, _) = interpolated(interp, rf, &bt, data.grid.spec.stride);
+        let ds = displacement(fnet, &rf.coarse, &bt);
+        let sq = |x: Tensor<B, 5>, y: Tensor<B, 5>| -> f64 {
+            let v: f32 = ((x - y).powi_scalar(2).sum_dim(4) * bt.mask.clone())
+                .sum()
+                .into_scalar()
+                .elem();
+            v as f64
+        };
+        se_i += sq(s.clone(), bt.target.clone());
+        se += sq(s + ds.clone(), bt.target.clone());
+        dd += sq(ds.clone(), ds.zeros_like());
+        count += b;
+        first += b;
+    }
+    let denom = cells * w * count as f64;
+    let cm = |x: f64| (x / denom).sqrt() * UNIT_CM as f64;
+    DisplaceValidation {
+        interp_rmse_cm: cm(se_i),
+        rmse_cm: cm(se),
+        displacement_rms_cm: cm(dd),
+    }
+}
+
+/// W_θ's interpolation of a batch and the guides' neighbourhood.
+fn interpolated<B: Backend>(
+    interp: &WeightNet<B>,
+    rest: &crate::neural::interp::model::RestFeatures<B>,
+    bt: &Batch<B>,
+    stride: usize,
+) -> (Tensor<B, 5>, Tensor<B, 6>) {
+    let om = interp.weights(rest, channels_first(bt.guides.clone()));
+    let hood = neighbourhood(bt.guides.clone(), stride);
+    (interpolate(om, hood.clone()), hood)
+}
+
+/// Δs `[b, u, v, w, 3]` of a batch.
+fn displacement<B: Backend>(fnet: &DisplaceNet<B>, coarse: &Tensor<B, 5>, bt: &Batch<B>) -> Tensor<B, 5> {
+    fnet.forward(coarse.clone(), channels_first(bt.guides.clone()))
+        .permute([0, 2, 3, 4, 1])
+}
+
+fn lift<B: AutodiffBackend, const D: usize>(t: Tensor<B::InnerBackend, D>) -> Tensor<B, D> {
+    Tensor::from_inner(t)
+}
+
+/// Where a displacement training stands (saved in checkpoints).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DisplaceProgress {
+    pub step: usize,
+    pub best: Option<(usize, DisplaceValidation)>,
+    /// (step, critic loss, generator adversarial loss, generator L1 in cm).
+    pub history: Vec<(usize, f32, f32, f32)>,
+    pub validations: Vec<(usize, DisplaceValidation)>,
+}
+
+/// One line of progress.
+pub struct DisplaceStep<'a> {
+    pub step: usize,
+    pub steps: usize,
+    /// D_γ's loss (mean over its updates this step).
+    pub critic: f32,
+    /// F_β's adversarial term and its L1 (cm).
+    pub adversarial: f32,
+    pub l1_cm: f32,
+    pub seconds_per_step: f64,
+    pub validation: Option<&'a DisplaceValidation>,
+}
+
+pub struct TrainedDisplace<B: Backend> {
+    pub fnet: DisplaceNet<B>,
+    pub progress: DisplaceProgress,
+    pub seconds: f64,
+    pub stopped_early: bool,
+}
+
+fn init_gen<B: Backend>(cfg: &InterpConfig, o: &DisplaceOptions, dev: &B::Device) -> DisplaceNet<B> {
+    seeded_init(o.seed, 10_000, dev, || o.generator(cfg).init::<B>(dev))
+}
+
+fn init_critic<B: Backend>(cfg: &InterpConfig, o: &DisplaceOptions, dev: &B::Device) -> Critic<B> {
+    seeded_init(o.seed.wrapping_add(1), 20_000, dev, || {
+        o.critic(cfg).init::<B>(dev)
+    })
+}
+
+/// F_β's weights from a section's bytes.
+pub fn gen_from_bytes<B: Backend>(
+    cfg: &InterpConfig,
+    o: &DisplaceOptions,
+    bytes: &[u8],
+    dev: &B::Device,
+    path: &Path,
+) -> Result<DisplaceNet<B>> {
+    module_from_bytes(o.generator(cfg).init::<B>(dev), bytes, dev, path)
+}
+
+/// Trains F_β against D_γ with W_θ (`interp`) fixed. Checkpoints as the interpolator's training
+/// (`checkpoint`: path and whether to resume from it).
+#[allow(clippy::too_many_arguments)]
+pub fn train<B: AutodiffBackend>(
+    cfg: &InterpConfig,
+    o: &DisplaceOptions,
+    interp: &WeightNet<B::InnerBackend>,
+    train: &GridFrames,
+    val: &GridFrames,
+    dev: &B::Device,
+    checkpoint: Option<(&Path, bool)>,
+    report: &mut dyn FnMut(&DisplaceStep) -> bool,
+) -> Result<TrainedDisplace<B::InnerBackend>> {
+    o.validate()?;
+    let spec = cfg.grid;
+    if train.grid.spec != spec || val.grid.spec != spec {
+        return Err(Error::Invalid("the data's grid is not the config's".into()));
+    }
+    let batch = cfg.train.batch;
+    if train.len() < batch {
+        return Err(Error::Invalid(format!(
+            "{} training frames; a step needs {batch} consecutive frames",
+            train.len()
+        )));
+    }
+    let mut fnet = init_gen::<B>(cfg, o, dev);
+    let mut critic = init_critic::<B>(cfg, o, dev);
+    let mut opt_g = AdamConfig::new().with_epsilon(1e-8).init::<B, DisplaceNet<B>>();
+    let mut opt_d = AdamConfig::new().with_epsilon(1e-8).init::<B, Critic<B>>();
+    let mut progress = DisplaceProgress::default();
+    let mut best_bytes: Option<Vec<u8>> = None;
+    if let Some((path, true)) = checkpoint
+        && path.exists()
+    {
+        let f = NeuralFile::read(path)?;
+        let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
+        let saved: DisplaceOptions = serde_json::from_value(f.header["displace"].clone())
+            .map_err(|e| bad(&format!("no displacement options: {e}")))?;
+        let same = |x: &DisplaceOptions| DisplaceOptions {
+            steps: 0,
+            max_minutes: None,
+            ..x.clone()
+        };
+        if same(&saved) != same(o) || f.header["grid"] != serde_json::json!(spec) {
+            return Err(bad(
+                "the checkpoint was made with other displacement options; remove it or train with those",
+            ));
+        }
+        progress = serde_json::from_value(f.header["progress"].clone())
+            .map_err(|e| bad(&format!("no progress: {e}")))?;
+        let section = |n: &str| f.section(n).ok_or_else(|| bad(&format!("no {n}")));
+        fnet = module_from_bytes(fnet, section("generator")?, dev, path)?;
+        critic = module_from_bytes(critic, section("critic")?, dev, path)?;
+        let load = |n: &str| {
+            Recorder::<B>::load(&Rec::default(), section(n)?.to_vec(), dev)
+                .map_err(|e| bad(&format!("the {n} state does not load: {e}")))
+        };
+        opt_g = opt_g.load_record(load("generator_optimizer")?);
+        opt_d = opt_d.load_record(load("critic_optimizer")?);
+        best_bytes = f.section("best").map(|b| b.to_vec());
+    }
+    let k = spec.stride;
+    let size = spec.n - k;
+    let inner_dev = dev.clone();
+    let started = Instant::now();
+    let mut last = Instant::now();
+    let mut stopped_early = false;
+    let mut rest_f = None;
+    while progress.step < o.steps {
+        let step = progress.step;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+            o.seed ^ (step as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
+        );
+        let first = rng.random_range(0..=train.len() - batch);
+        let corner = (rng.random_range(0..k), rng.random_range(0..k));
+        // W_θ, fixed, on the inner backend.
+        let bt = train.batch::<B::InnerBackend>(first, batch, corner, size, &inner_dev);
+        // Rest features of a crop depend on the corner: recomputed unless the same.
+        if rest_f.as_ref().is_none_or(|(c, _)| *c != corner) {
+            rest_f = Some((corner, interp.rest_features(channels_first(bt.rest.clone()))));
+        }
+        let rf = &rest_f.as_ref().expect("just set").1;
+        let (s, hood) = interpolated(interp, rf, &bt, k);
+        let coarse = rf.coarse.clone();
+        let real = lift::<B, 5>(descriptor(bt.target.clone(), hood.clone()));
+        let mask = lift::<B, 5>(bt.mask.clone());
+        let target = lift::<B, 5>(bt.target.clone());
+        let guides = lift::<B, 5>(channels_first(bt.guides.clone()));
+        let (s_a, hood_a, coarse_a) = (
+            lift::<B, 5>(s.clone()),
+            lift::<B, 6>(hood.clone()),
+            lift::<B, 5>(coarse),
+        );
+        // D_γ: `critic_steps` updates with the generator's current output held fixed.
+        let fixed = {
+            let ds = fnet
+                .valid()
+                .forward(rf.coarse.clone(), channels_first(bt.guides.clone()));
+            lift::<B, 5>(descriptor(s.clone() + ds.permute([0, 2, 3, 4, 1]), hood.clone()))
+        };
+        let mut critic_loss = 0f32;
+        for _ in 0..o.critic_steps {
+            let l = (-log_sigmoid(critic.forward(real.clone()))
+                - log_sigmoid(-critic.forward(fixed.clone())))
+            .mean();
+            critic_loss += l.clone().into_scalar().elem::<f32>() / o.critic_steps as f32;
+            let grads = GradientsParams::from_grads(l.backward(), &critic);
+            critic = opt_d.step(o.lr, critic, grads);
+        }
+        // F_β: one update.
+        let ds = fnet.forward(coarse_a, guides).permute([0, 2, 3, 4, 1]);
+        let fake = s_a + ds;
+        let adv = (-log_sigmoid(critic.forward(descriptor(fake.clone(), hood_a)))).mean();
+        let [b, _, _, w, _] = fake.dims();
+        let per_particle = mask.clone().sum() * (b * w) as f64;
+        let l1 = ((fake - target).abs().sum_dim(4) * mask).sum() / per_particle;
+        let total = adv.clone() * o.adversarial + l1.clone() * o.data;
+        let (adv_v, l1_v): (f32, f32) = (adv.into_scalar().elem(), l1.into_scalar().elem());
+        if !(critic_loss.is_finite() && adv_v.is_finite() && l1_v.is_finite()) {
+            return Err(Error::Runtime(format!(
+                "displacement training diverged at step {step} (a loss is not finite); lower `displace.lr`"
+            )));
+        }
+        let grads = GradientsParams::from_grads(total.backward(), &fnet);
+        fnet = opt_g.step(o.lr, fnet, grads);
+        progress.step += 1;
+        progress.history.push((step, critic_loss, adv_v, l1_v * UNIT_CM));
+        let per_step = last.elapsed().as_secs_f64();
+        last = Instant::now();
+        let out_of_time = o
+            .max_minutes
+            .is_some_and(|m| started.elapsed().as_secs_f64() > m * 60.0);
+        let done = progress.step == o.steps || out_of_time;
+        let mut validation = None;
+        if (o.validate_every > 0 && progress.step.is_multiple_of(o.validate_every)) || done {
+            let v = validate(interp, &fnet.valid(), val, batch, &inner_dev);
+            if progress.best.is_none_or(|(_, b)| v.rmse_cm < b.rmse_cm) {
+                progress.best = Some((progress.step, v));
+                best_bytes = Some(module_to_bytes(&fnet.valid()));
+            }
+            progress.validations.push((progress.step, v));
+            validation = Some(v);
+        }
+        let go_on = report(&DisplaceStep {
+            step: progress.step,
+            steps: o.steps,
+            critic: critic_loss,
+            adversarial: adv_v,
+            l1_cm: l1_v * UNIT_CM,
+            seconds_per_step: per_step,
+            validation: validation.as_ref(),
+        });
+        let interrupted = !go_on && !done;
+        if let Some((path, _)) = checkpoint
+            && ((o.checkpoint_every > 0 && progress.step.is_multiple_of(o.checkpoint_every))
+                || done
+                || interrupted)
+        {
+            let mut sections = vec![
+                ("generator".to_string(), module_to_bytes(&fnet)),
+                ("critic".to_string(), module_to_bytes(&critic)),
+                (
+                    "generator_optimizer".to_string(),
+                    Rec::default()
+                        .record(opt_g.to_record(), ())
+                        .map_err(|e| Error::Runtime(format!("optimizer state: {e}")))?,
+                ),
+            ];
+            sections.push((
+                "critic_optimizer".to_string(),
+                Rec::default()
+                    .record(opt_d.to_record(), ())
+                    .map_err(|e| Error::Runtime(format!("optimizer state: {e}")))?,
+            ));
+            if let Some(bb) = &best_bytes {
+                sections.push(("best".into(), bb.clone()));
+            }
+            NeuralFile {
+                header: serde_json::json!({
+                    "kind": "displace-checkpoint",
+                    "displace": o,
+                    "grid": spec,
+                    "progress": progress,
+                    "build": crate::build_id(),
+                }),
+                sections,
+            }
+            .write(path)?;
+        }
+        if out_of_time || interrupted {
+            stopped_early = progress.step < o.steps;
+            break;
+        }
+    }
+    let fnet = match &best_bytes {
+        Some(bb) => gen_from_bytes::<B::InnerBackend>(cfg, o, bb, &inner_dev, Path::new("best"))?,
+        None => fnet.valid(),
+    };
+    Ok(TrainedDisplace {
+        fnet,
+        progress,
+        seconds: started.elapsed().as_secs_f64(),
+        stopped_early,
+    })
+}
+
+/// `model` (an interpolator's model file) with the generator added: section `displace`,
+/// header `displace` (options and training summary).
+pub fn with_generator<B: Backend>(
+    mut model: NeuralFile,
+    o: &DisplaceOptions,
+    fnet: &DisplaceNet<B>,
+    summary: serde_json::Value,
+) -> NeuralFile {
+    model.sections.retain(|(n, _)| n != "displace");
+    model.sections.push(("displace".into(), module_to_bytes(fnet)));
+    model.header["displace"] = serde_json::json!({
+        "options": o,
+        "paper": "Lyu et al. 2020 (000) §4.3, F_β trained against D_γ (Eq. 10)",
+        "training": summary,
+    });
+    model
+}
+
+/// The generator of a model file, if it has one.
+pub fn load_generator<B: Backend>(
+    f: &NeuralFile,
+    cfg: &InterpConfig,
+    dev: &B::Device,
+    path: &Path,
+) -> Result<Option<DisplaceNet<B>>> {
+    let Some(bytes) = f.section("displace") else {
+        return Ok(None);
+    };
+    let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
+    let o: DisplaceOptions = serde_json::from_value(f.header["displace"]["options"].clone())
+        .map_err(|e| bad(&format!("bad displacement options in the header: {e}")))?;
+    o.validate().map_err(|e| bad(&e.to_string()))?;
+    gen_from_bytes(cfg, &o, bytes, dev, path).map(Some)
+}
