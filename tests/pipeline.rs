@@ -631,7 +631,7 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
     let dir = common::temp_dir("pipeline-neural");
     std::fs::write(
         dir.join("nn.toml"),
-        "[grid]\nn = 8\nstride = 2\npoints = 12\n[net]\nguide_channels = 8\n[train]\nsteps = 6\nbatch = 2\nvalidate_every = 3\ncheckpoint_every = 2\nvalidation = 0.25\n",
+        "[grid]\nn = 18\nstride = 2\npoints = 12\n[net]\nguide_channels = 8\n[train]\nsteps = 6\nbatch = 2\nvalidate_every = 3\ncheckpoint_every = 2\nvalidation = 0.25\n[displace]\nsteps = 3\nchannels = 4\ncritic_channels = 2\nvalidate_every = 2\n",
     )
     .unwrap();
     let job = write_job(
@@ -655,8 +655,14 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
         neural["guides"].as_u64().unwrap()
     );
     assert_eq!(neural["steps"], 6);
+    assert_eq!(neural["displace"]["steps"], 3);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("neural interpolation"), "{md}");
+    // 000 Table 1's ablation: the same model without its displacement generator, its own row.
+    assert!(
+        md.contains("neural interpolation w/o fine-scale displacement"),
+        "{md}"
+    );
     // Rows and inputs name the guides actually used (the grid's), not `guides.count`.
     let n = guides["guides"].as_array().unwrap().len();
     assert!(
@@ -677,6 +683,22 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
     let a = tress::pipeline::stage::file_sha256(&up).unwrap();
     let b = tress::pipeline::stage::file_sha256(&out.join("parts/neural.1-8.tcache")).unwrap();
     assert_eq!(a, b);
+    upsample_job_guides(
+        &out,
+        &[
+            "--method",
+            "neural",
+            "--model",
+            model.to_str().unwrap(),
+            "--no-displacement",
+        ],
+        &up,
+    );
+    let a2 = tress::pipeline::stage::file_sha256(&up).unwrap();
+    let b2 =
+        tress::pipeline::stage::file_sha256(&out.join("parts/neural_no_displacement.1-8.tcache")).unwrap();
+    assert_eq!(a2, b2);
+    assert_ne!(a, a2, "the displacement changed nothing");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -32,6 +32,9 @@ pub struct UpsampleArgs {
     /// interpolator (`.tnn`, from `tress train interp`).
     #[arg(long)]
     pub model: Option<PathBuf>,
+    /// Neural: leave out the model's fine-scale displacement (000 §4.3), W_θ and Eq. 3 alone.
+    #[arg(long)]
+    pub no_displacement: bool,
     /// With a cache of the whole groom and no model: about this many guides on the root-UV
     /// lattice.
     #[arg(long, default_value_t = 200)]
@@ -68,11 +71,14 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         .as_ref()
         .is_some_and(|m| m.extension().is_some_and(|e| e.eq_ignore_ascii_case("tnn")));
     let neural = match &a.model {
-        Some(m) if is_tnn || a.method == Method::Neural => Some(NeuralInterpolator::<Cpu>::load(
-            m,
-            &groom,
-            burn::backend::flex::FlexDevice,
-        )?),
+        Some(m) if is_tnn || a.method == Method::Neural => {
+            let n = NeuralInterpolator::<Cpu>::load(m, &groom, burn::backend::flex::FlexDevice)?;
+            Some(if a.no_displacement {
+                n.without_displacement()
+            } else {
+                n
+            })
+        }
         None if a.method == Method::Neural => {
             return Err(Error::Invalid(
                 "--method neural needs --model (a trained .tnn from `tress train interp`)".into(),

@@ -45,21 +45,22 @@ fn oracle_rows(rows: &[MethodRow]) -> Vec<MethodRow> {
     let mut out: Vec<MethodRow> = Vec::new();
     // The hair mesh and the drape have no guides to feed the ground truth's in place of.
     for r in rows.iter().filter(|r| !r.method.without_guides()) {
-        if out
-            .iter()
-            .any(|o| o.method == r.method && o.projection == r.projection)
-        {
+        if out.iter().any(|o| {
+            o.method == r.method && o.projection == r.projection && o.no_displacement == r.no_displacement
+        }) {
             continue;
         }
         out.push(MethodRow {
             key: format!(
-                "{}+{}",
+                "{}+{}{}",
                 r.method.id(),
-                if r.projection { "projection" } else { "none" }
+                if r.projection { "projection" } else { "none" },
+                if r.no_displacement { "~no_displacement" } else { "" }
             ),
             method: r.method,
             two_way: false,
             projection: r.projection,
+            no_displacement: r.no_displacement,
         });
     }
     out

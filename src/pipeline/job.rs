@@ -197,6 +197,9 @@ pub struct NeuralSpec {
     /// Override the config's number of training steps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<usize>,
+    /// Override the displacement generator's steps (`[displace]` of the config; 0: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub displace_steps: Option<usize>,
 }
 
 impl Default for NeuralSpec {
@@ -204,6 +207,7 @@ impl Default for NeuralSpec {
         NeuralSpec {
             config: "interp_small".into(),
             steps: None,
+            displace_steps: None,
         }
     }
 }
@@ -223,6 +227,15 @@ impl NeuralSpec {
         if let Some(s) = self.steps {
             c.train.steps = s;
         }
+        match self.displace_steps {
+            Some(0) => c.displace = None,
+            Some(s) => c.displace.get_or_insert_with(Default::default).steps = s,
+            None => {}
+        }
+        if c.displace.as_ref().is_some_and(|d| d.steps == 0) {
+            c.displace = None;
+        }
+        c.validate()?;
         Ok(c)
     }
 }
@@ -327,6 +340,10 @@ pub struct MethodRow {
     pub two_way: bool,
     /// Position-based correction of the upsampled strands.
     pub projection: bool,
+    /// The neural interpolator without its fine-scale displacement (000 Table 1's ablation row,
+    /// added when the model has a displacement generator).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_displacement: bool,
 }
 
 impl MethodRow {
@@ -342,7 +359,7 @@ impl MethodRow {
 
     /// The row's files' stem (`parts/<stem>.A-B.tcache`).
     pub fn stem(&self) -> String {
-        self.key.replace('+', "_")
+        self.key.replace(['+', '~'], "_")
     }
 
     /// What reports call it.
@@ -358,6 +375,7 @@ impl MethodRow {
             Method::Nearest => "nearest guide",
             Method::Static => "static skinning",
             Method::Adaptive => "adaptive skinning",
+            Method::Neural if self.no_displacement => "neural interpolation w/o fine-scale displacement",
             Method::Neural => "neural interpolation",
             Method::Hairmesh => return format!("hair-mesh simulation{correction}"),
             Method::Drape => return format!("quasi-static drape{correction}"),
@@ -774,6 +792,7 @@ impl Job {
                 method: Method::Hairmesh,
                 two_way: false,
                 projection: guides.resolve_collisions,
+                no_displacement: false,
             });
         }
         if rows.iter().any(|r| r.method == Method::Hairmesh) {
@@ -806,6 +825,7 @@ impl Job {
                 method: Method::Drape,
                 two_way: false,
                 projection: guides.resolve_collisions,
+                no_displacement: false,
             });
         }
         if rows.iter().any(|r| r.method == Method::Drape) {
@@ -824,6 +844,19 @@ impl Job {
         } else {
             None
         };
+        // 000 Table 1's "w/o fine-scale displacement": the same model without its generator.
+        if neural_config.as_ref().is_some_and(|c| c.displace.is_some()) {
+            let ablations: Vec<MethodRow> = rows
+                .iter()
+                .filter(|r| r.method == Method::Neural && !r.no_displacement)
+                .map(|r| MethodRow {
+                    key: format!("{}~no_displacement", r.key),
+                    no_displacement: true,
+                    ..r.clone()
+                })
+                .collect();
+            rows.extend(ablations);
+        }
         let training = match t.get("training") {
             Some(v) => {
                 let spec: TrainingSpec = section(v.clone(), "training", origin)?;
@@ -1180,6 +1213,7 @@ fn parse_rows(g: &GuideSpec, origin: &str) -> Result<Vec<MethodRow>> {
             method,
             two_way,
             projection,
+            no_displacement: false,
         });
     }
     Ok(rows)

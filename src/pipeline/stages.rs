@@ -314,7 +314,51 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
         "occupancy": train_set.grid.occupancy(),
     });
     let path = ctx.out.join("model.tnn");
-    crate::neural::interp::train::model_file(cfg, &trained.net, summary.clone()).write(&path)?;
+    let mut model = crate::neural::interp::train::model_file(cfg, &trained.net, summary.clone());
+    let mut summary = summary;
+    // The fine-scale displacement generator (000 §4.3), trained with W_θ fixed.
+    if let Some(o) = &cfg.displace {
+        let mut progress = super::progress::FrameProgress::steps("displace", o.steps as u64, quiet);
+        let mut report = |r: &crate::neural::displace::train::DisplaceStep| {
+            progress.tick(r.step);
+            if !quiet && let Some(v) = r.validation {
+                eprintln!(
+                    "           step {}/{}: validation RMSE {:.3} cm with displacement (interpolator alone {:.3}), displacement {:.3} cm rms",
+                    r.step, r.steps, v.rmse_cm, v.interp_rmse_cm, v.displacement_rms_cm
+                );
+            }
+            true
+        };
+        let dckpt = ctx.out.join("model.tnn.dckpt");
+        let d = crate::neural::displace::train::train::<Autodiff<Flex>>(
+            cfg,
+            o,
+            &trained.net,
+            &train_set,
+            &val_set,
+            &dev,
+            Some((&dckpt, true)),
+            &mut report,
+        )?;
+        progress.finish();
+        let (best_step, best) = d.progress.best.unwrap_or_default();
+        let dsum = serde_json::json!({
+            "steps": d.progress.step,
+            "best_step": best_step,
+            "validation": best,
+            "seconds": d.seconds,
+        });
+        if !quiet {
+            eprintln!(
+                "           displacement: {} steps in {:.0} s; best at step {best_step}: validation RMSE {:.3} cm (interpolator alone {:.3})",
+                d.progress.step, d.seconds, best.rmse_cm, best.interp_rmse_cm
+            );
+        }
+        model = crate::neural::displace::train::with_generator(model, o, &d.fnet, dsum.clone());
+        summary["displace"] = dsum;
+        let _ = std::fs::remove_file(&dckpt);
+    }
+    model.write(&path)?;
     let report_path = ctx.out.join("neural.json");
     tress_formats::atomic::write(
         &report_path,
@@ -359,6 +403,11 @@ pub fn interpolator(
             groom,
             burn::backend::flex::FlexDevice,
         )?;
+        let n = if row.no_displacement {
+            n.without_displacement()
+        } else {
+            n
+        };
         if n.guide_strands() != guides {
             return Err(Error::Invalid(format!(
                 "{}: the model's uv-grid guides are not the job's guides.json",

@@ -15,8 +15,12 @@
 //! how it starts.
 //!
 //! D_γ: C(4,2,d), C(4,2,2d), C(4,2,4d), C(4,1,8d), each IN + LReLU, then a fully connected layer
-//! to one logit (paper d = 32). Kernels are 4 along u, v and w, strides along u and v only; the
-//! fully connected layer's size follows from the crop it is built for.
+//! to one logit (paper d = 32). Kernels are 4 along u, v and w, strides along u and v only. The
+//! fully connected layer reads the last layer's channels averaged over the crop: flattened, it
+//! would hold ~20,000 inputs at tress's crop sizes, and Adam's first steps (each weight moves by
+//! about the learning rate) threw its logit by tens, saturating both losses from the first step
+//! (measured on the quickstart: generator loss 0.0000 at step 1). The paper does not give the
+//! layer's input size.
 
 use burn::module::Param;
 use burn::nn::conv::{Conv3d, Conv3dConfig, ConvTranspose3d, ConvTranspose3dConfig};
@@ -160,16 +164,6 @@ pub struct Critic<B: Backend> {
 const STRIDES: [usize; 4] = [2, 2, 2, 1];
 
 impl CriticConfig {
-    /// (u, w) after the four convolutions.
-    pub fn out_dims(&self) -> (usize, usize) {
-        let (mut u, mut w) = (self.size, self.points);
-        for s in STRIDES {
-            u = (u + 2 - 4) / s + 1;
-            w -= 1;
-        }
-        (u, w)
-    }
-
     pub fn init<B: Backend>(&self, dev: &B::Device) -> Critic<B> {
         assert!(
             self.size >= 16 && self.points >= 5,
@@ -187,10 +181,9 @@ impl CriticConfig {
                 l
             })
             .collect();
-        let (u, w) = self.out_dims();
         Critic {
             layers,
-            fc: LinearConfig::new(ci * u * u * w, 1).init(dev),
+            fc: LinearConfig::new(ci, 1).init(dev),
             slope: self.slope,
         }
     }
@@ -203,9 +196,9 @@ impl<B: Backend> Critic<B> {
         for l in &self.layers {
             x = leaky_relu(l.norm.forward(l.conv.forward(x)), self.slope);
         }
-        let b = x.dims()[0];
-        let flat: Tensor<B, 2> = x.reshape([b as i32, -1]);
-        self.fc.forward(flat).reshape([b])
+        let [b, c, _, _, _] = x.dims();
+        let pooled: Tensor<B, 2> = x.reshape([b as i32, c as i32, -1]).mean_dim(2).reshape([b, c]);
+        self.fc.forward(pooled).reshape([b])
     }
 }
 
