@@ -655,7 +655,8 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
         neural["guides"].as_u64().unwrap()
     );
     assert_eq!(neural["steps"], 6);
-    assert_eq!(neural["displace"]["steps"], 3);
+    let displace: Value = serde_json::from_slice(&std::fs::read(out.join("displace.json")).unwrap()).unwrap();
+    assert_eq!(displace["steps"], 3);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("neural interpolation"), "{md}");
     // 000 Table 1's ablation: the same model without its displacement generator, its own row.
@@ -674,7 +675,7 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
         "{md}"
     );
     let up = dir.join("up.tcache");
-    let model = out.join("model.tnn");
+    let model = out.join("displaced.tnn");
     upsample_job_guides(
         &out,
         &["--method", "neural", "--model", model.to_str().unwrap()],

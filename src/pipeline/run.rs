@@ -79,6 +79,10 @@ pub fn applies(job: &Job, stage: Stage) -> bool {
         Stage::TrainSim => job.training.is_some(),
         Stage::Fit => job.rows.iter().any(|r| r.method.needs_skinning()),
         Stage::Train => job.rows.iter().any(|r| r.method == Method::Neural),
+        Stage::Displace => {
+            job.rows.iter().any(|r| r.method == Method::Neural)
+                && job.neural_config.as_ref().is_some_and(|c| c.displace.is_some())
+        }
         Stage::TwoWay => job.rows.iter().any(|r| r.two_way),
         Stage::Hairmesh => job.rows.iter().any(|r| r.method == Method::Hairmesh),
         Stage::Drape => job.rows.iter().any(|r| r.method == Method::Drape),
@@ -90,11 +94,12 @@ pub fn applies(job: &Job, stage: Stage) -> bool {
 /// step must wait for. Stages that do not apply to the job are left out.
 pub fn upstream(job: &Job, stage: Stage) -> Vec<Stage> {
     use Stage::*;
-    let models = [Fit, Train];
+    let models = [Fit, Train, Displace];
     let mut up: Vec<Stage> = match stage {
         Prepare => vec![],
         TrainSim | Simulate => vec![Prepare],
         Train => vec![Prepare, TrainSim],
+        Displace => vec![Prepare, TrainSim, Train],
         Fit => vec![Prepare, Guides, TrainSim],
         Guides if job.guides.selection == super::job::Selection::Sparse => vec![Prepare, TrainSim],
         Guides => vec![Prepare],
@@ -157,6 +162,9 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
         if applies(j, Stage::Train) {
             up.push(ctx.input(Stage::Train, "model.tnn")?.clone());
         }
+        if applies(j, Stage::Displace) {
+            up.push(ctx.input(Stage::Displace, "displaced.tnn")?.clone());
+        }
         Ok(up)
     };
     let rows = json!({
@@ -183,7 +191,21 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
         Stage::Train => {
             let mut up = prepared(ctx)?;
             up.push(training(ctx)?);
-            (json!({"neural": j.neural_config}), up)
+            // W_θ does not depend on the displacement generator's options.
+            let w = j.neural_config.clone().map(|mut c| {
+                c.displace = None;
+                c
+            });
+            (json!({"neural": w}), up)
+        }
+        Stage::Displace => {
+            let mut up = prepared(ctx)?;
+            up.push(training(ctx)?);
+            up.push(ctx.input(Stage::Train, "model.tnn")?.clone());
+            (
+                json!({"displace": j.neural_config.as_ref().and_then(|c| c.displace.clone())}),
+                up,
+            )
         }
         Stage::Fit => {
             let mut up = prepared(ctx)?;
@@ -355,6 +377,7 @@ fn select(job: &Job, opts: &RunOptions) -> Result<Vec<Stage>> {
                     Stage::TrainSim => "a [training] section",
                     Stage::Fit => "a static or adaptive method",
                     Stage::Train => "the neural method",
+                    Stage::Displace => "the neural method with a [displace] section in its config",
                     Stage::Hairmesh => "the hairmesh method ([hairmesh] enabled = true)",
                     Stage::Drape => "the drape method ([drape] enabled = true)",
                     _ => "a two-way method",
@@ -516,6 +539,7 @@ pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -
             Stage::Guides => stages::guides(&ctx)?,
             Stage::Fit => stages::fit(&ctx)?,
             Stage::Train => stages::train(&ctx)?,
+            Stage::Displace => stages::displace(&ctx)?,
             Stage::GuideSim => stages::simulate(&ctx, true)?,
             Stage::TwoWay => stages::two_way(&ctx)?,
             Stage::Hairmesh => stages::hairmesh(&ctx)?,

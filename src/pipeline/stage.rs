@@ -30,6 +30,9 @@ pub enum Stage {
     Fit,
     /// The neural interpolator trained on the training simulation (jobs with the neural method).
     Train,
+    /// Its fine-scale displacement generator, trained with the interpolator fixed (neural jobs
+    /// whose config has `[displace]`).
+    Displace,
     /// The guides simulated alone.
     GuideSim,
     /// The guides simulated with two-way collision correction (jobs with two-way rows).
@@ -52,13 +55,14 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 15] = [
+    pub const ALL: [Stage; 16] = [
         Stage::Prepare,
         Stage::TrainSim,
         Stage::Simulate,
         Stage::Guides,
         Stage::Fit,
         Stage::Train,
+        Stage::Displace,
         Stage::GuideSim,
         Stage::TwoWay,
         Stage::Hairmesh,
@@ -78,6 +82,7 @@ impl Stage {
             Stage::Guides => "guides",
             Stage::Fit => "fit",
             Stage::Train => "train",
+            Stage::Displace => "displace",
             Stage::GuideSim => "guide_sim",
             Stage::TwoWay => "two_way",
             Stage::Hairmesh => "hairmesh",

@@ -314,51 +314,7 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
         "occupancy": train_set.grid.occupancy(),
     });
     let path = ctx.out.join("model.tnn");
-    let mut model = crate::neural::interp::train::model_file(cfg, &trained.net, summary.clone());
-    let mut summary = summary;
-    // The fine-scale displacement generator (000 §4.3), trained with W_θ fixed.
-    if let Some(o) = &cfg.displace {
-        let mut progress = super::progress::FrameProgress::steps("displace", o.steps as u64, quiet);
-        let mut report = |r: &crate::neural::displace::train::DisplaceStep| {
-            progress.tick(r.step);
-            if !quiet && let Some(v) = r.validation {
-                eprintln!(
-                    "           step {}/{}: validation RMSE {:.3} cm with displacement (interpolator alone {:.3}), displacement {:.3} cm rms",
-                    r.step, r.steps, v.rmse_cm, v.interp_rmse_cm, v.displacement_rms_cm
-                );
-            }
-            true
-        };
-        let dckpt = ctx.out.join("model.tnn.dckpt");
-        let d = crate::neural::displace::train::train::<Autodiff<Flex>>(
-            cfg,
-            o,
-            &trained.net,
-            &train_set,
-            &val_set,
-            &dev,
-            Some((&dckpt, true)),
-            &mut report,
-        )?;
-        progress.finish();
-        let (best_step, best) = d.progress.best.unwrap_or_default();
-        let dsum = serde_json::json!({
-            "steps": d.progress.step,
-            "best_step": best_step,
-            "validation": best,
-            "seconds": d.seconds,
-        });
-        if !quiet {
-            eprintln!(
-                "           displacement: {} steps in {:.0} s; best at step {best_step}: validation RMSE {:.3} cm (interpolator alone {:.3})",
-                d.progress.step, d.seconds, best.rmse_cm, best.interp_rmse_cm
-            );
-        }
-        model = crate::neural::displace::train::with_generator(model, o, &d.fnet, dsum.clone());
-        summary["displace"] = dsum;
-        let _ = std::fs::remove_file(&dckpt);
-    }
-    model.write(&path)?;
+    crate::neural::interp::train::model_file(cfg, &trained.net, summary.clone()).write(&path)?;
     let report_path = ctx.out.join("neural.json");
     tress_formats::atomic::write(
         &report_path,
@@ -376,6 +332,83 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
         );
     }
     Ok(vec!["model.tnn".into(), "neural.json".into()])
+}
+
+/// The neural interpolator's fine-scale displacement generator (000 §4.3), trained against its
+/// discriminator with `model.tnn` fixed, on the same frames: `displaced.tnn` (the interpolator
+/// with the generator) and `displace.json`.
+pub fn displace(ctx: &Ctx) -> Result<Vec<String>> {
+    use burn::backend::{Autodiff, Flex};
+    let job = ctx.job;
+    let cfg = job
+        .neural_config
+        .as_ref()
+        .ok_or_else(|| Error::Invalid("the job has no neural method".into()))?;
+    let o = cfg
+        .displace
+        .as_ref()
+        .ok_or_else(|| Error::Invalid("the neural config has no [displace] section".into()))?;
+    let groom = prepared(&ctx.out)?;
+    let dev = burn::backend::flex::FlexDevice;
+    let model_path = ctx.out.join("model.tnn");
+    let (_, net, _) = crate::neural::interp::load_model::<Flex>(&model_path, &dev)?;
+    let grid = crate::neural::grid::UvGrid::new(&groom, cfg.grid)?;
+    let mut frames = HeadFrames::open(&ctx.out.join("training.tcache"), &groom)?;
+    let (train_set, val_set) = crate::neural::data::GridFrames::load_split(
+        grid,
+        &mut frames,
+        cfg.train.validation,
+        cfg.train.batch,
+    )?;
+    let quiet = ctx.quiet;
+    let mut progress = super::progress::FrameProgress::steps("displace", o.steps as u64, quiet);
+    let mut report = |r: &crate::neural::displace::train::DisplaceStep| {
+        progress.tick(r.step);
+        if !quiet && let Some(v) = r.validation {
+            eprintln!(
+                "           step {}/{}: validation RMSE {:.3} cm with displacement (interpolator alone {:.3}), displacement {:.3} cm rms",
+                r.step, r.steps, v.rmse_cm, v.interp_rmse_cm, v.displacement_rms_cm
+            );
+        }
+        true
+    };
+    let ckpt = ctx.out.join("displaced.tnn.ckpt");
+    let d = crate::neural::displace::train::train::<Autodiff<Flex>>(
+        cfg,
+        o,
+        &net,
+        &train_set,
+        &val_set,
+        &dev,
+        Some((&ckpt, true)),
+        &mut report,
+    )?;
+    progress.finish();
+    let (best_step, best) = d.progress.best.unwrap_or_default();
+    let summary = serde_json::json!({
+        "steps": d.progress.step,
+        "best_step": best_step,
+        "validation": best,
+        "seconds": d.seconds,
+        "stopped_early": d.stopped_early,
+    });
+    let model = crate::neural::file::NeuralFile::read(&model_path)?;
+    crate::neural::displace::train::with_generator(model, o, &d.fnet, summary.clone())
+        .write(&ctx.out.join("displaced.tnn"))?;
+    let report_path = ctx.out.join("displace.json");
+    tress_formats::atomic::write(
+        &report_path,
+        serde_json::to_string_pretty(&summary).expect("json").as_bytes(),
+    )
+    .map_err(|e| crate::error::output_error(&report_path, e))?;
+    let _ = std::fs::remove_file(&ckpt);
+    if !quiet {
+        eprintln!(
+            "           {} steps in {:.0} s; best at step {best_step}: validation RMSE {:.3} cm (interpolator alone {:.3}), displacement {:.3} cm rms",
+            d.progress.step, d.seconds, best.rmse_cm, best.interp_rmse_cm, best.displacement_rms_cm
+        );
+    }
+    Ok(vec!["displaced.tnn".into(), "displace.json".into()])
 }
 
 /// The interpolator of a method row for the prepared groom with guides `guides`.
@@ -397,7 +430,10 @@ pub fn interpolator(
         )?));
     }
     if row.method == crate::guides::Method::Neural {
-        let path = ctx.out.join("model.tnn");
+        let displaced = job.neural_config.as_ref().is_some_and(|c| c.displace.is_some());
+        let path = ctx
+            .out
+            .join(if displaced { "displaced.tnn" } else { "model.tnn" });
         let n = crate::neural::interp::NeuralInterpolator::<crate::neural::interp::apply::Cpu>::load(
             &path,
             groom,

@@ -283,10 +283,12 @@ pub fn train<B: AutodiffBackend>(
         let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
         let saved: InterpConfig = serde_json::from_value(f.header["config"].clone())
             .map_err(|e| bad(&format!("no training config: {e}")))?;
+        // The step count, time budget and displacement options do not change W_θ's training.
         let same = |c: &InterpConfig| {
             let mut c = c.clone();
             c.train.steps = 0;
             c.train.max_minutes = None;
+            c.displace = None;
             c
         };
         if same(&saved) != same(cfg) {
