@@ -3,7 +3,8 @@
 //! about their roots with phases that vary over the scalp. The network is freshly initialised
 //! (its cost does not depend on its weights). Reported apart: the set-up (grid, rest features),
 //! the first frame (allocation, warm-up), the steady state per frame, and training steps of the
-//! config (first step apart) on frames of the same motion.
+//! config (first step apart) on frames of the same motion; the same with the fine-scale
+//! displacement generator (000 §4.3) added, and its training steps.
 
 use std::time::Instant;
 
@@ -42,11 +43,17 @@ pub struct NeuralBench {
     /// IDW from the same guides, 10 neighbours (ms per frame).
     pub idw_ms: f64,
     pub neural_over_idw: f64,
+    /// The same with the fine-scale displacement generator (000 §4.3) added (ms per frame).
+    pub displaced_ms: f64,
     /// Training: the first step, and the mean of the next ones (ms per step, batch of the
     /// config), Flex CPU backend.
     pub train_first_step_ms: f64,
     pub train_step_ms: f64,
     pub train_steps: usize,
+    /// The displacement generator's training: ms per step (after the first; one generator and
+    /// `critic_steps` discriminator updates), the config's `[displace]` or the defaults.
+    pub displace_first_step_ms: f64,
+    pub displace_step_ms: f64,
 }
 
 /// The whole groom at time `t`: every strand turned about its root, phases varying over the
@@ -82,6 +89,11 @@ pub fn run(
         let mut neural = NeuralInterpolator::<Flex>::new(&groom, &cfg, init_net::<Flex>(&cfg, &dev), dev)?;
         let setup_ms = t.elapsed().as_secs_f64() * 1e3;
         let guides = neural.guide_strands().to_vec();
+        let dopts = cfg.displace.clone().unwrap_or_default();
+        let fgen =
+            crate::neural::file::seeded_init(1, 10_000, &dev, || dopts.generator(&cfg).init::<Flex>(&dev));
+        let mut displaced = NeuralInterpolator::<Flex>::new(&groom, &cfg, init_net::<Flex>(&cfg, &dev), dev)?
+            .with_displacement(fgen);
         let mut idw = FixedWeights::idw(&groom, &guides, 10)?;
         let pose = Pose::default();
         let mut full = Vec::new();
@@ -102,14 +114,17 @@ pub fn run(
                 Ok(t.elapsed().as_secs_f64() * 1e3)
             };
         let first_frame_ms = step(&mut neural, 0, &mut full, &mut out)?;
-        let (mut n_ms, mut i_ms) = (0.0, 0.0);
+        let (mut n_ms, mut i_ms, mut d_ms) = (0.0, 0.0, 0.0);
         step(&mut idw, 0, &mut full, &mut out)?;
+        step(&mut displaced, 0, &mut full, &mut out)?;
         for f in 1..=frames.max(1) {
             n_ms += step(&mut neural, f, &mut full, &mut out)?;
             i_ms += step(&mut idw, f, &mut full, &mut out)?;
+            d_ms += step(&mut displaced, f, &mut full, &mut out)?;
         }
         let frames = frames.max(1);
         let (neural_ms, idw_ms) = (n_ms / frames as f64, i_ms / frames as f64);
+        let displaced_ms = d_ms / frames as f64;
         // Training steps on frames of the same motion.
         cfg.train.steps = train_steps.max(1) + 1;
         cfg.train.validate_every = usize::MAX / 2;
@@ -134,6 +149,34 @@ pub fn run(
         let train_first_step_ms = times.first().copied().unwrap_or(0.0);
         let rest = &times[1.min(times.len())..];
         let train_step_ms = rest.iter().sum::<f64>() / rest.len().max(1) as f64;
+        // The displacement generator's training, with a fresh W_θ held fixed (crops of the
+        // config's size need a grid of at least 16 + stride cells).
+        let (mut displace_first_step_ms, mut displace_step_ms) = (0.0, 0.0);
+        if cfg.grid.n >= 16 + cfg.grid.stride {
+            let mut o = dopts.clone();
+            o.steps = train_steps.max(1) + 1;
+            o.validate_every = usize::MAX / 2;
+            o.checkpoint_every = usize::MAX / 2;
+            let mut dt = Vec::new();
+            let mut last = Instant::now();
+            crate::neural::displace::train::train::<Autodiff<Flex>>(
+                &cfg,
+                &o,
+                &init_net::<Flex>(&cfg, &dev),
+                &data,
+                &val,
+                &FlexDevice,
+                None,
+                &mut |_| {
+                    dt.push(last.elapsed().as_secs_f64() * 1e3);
+                    last = Instant::now();
+                    true
+                },
+            )?;
+            displace_first_step_ms = dt.first().copied().unwrap_or(0.0);
+            let r = &dt[1.min(dt.len())..];
+            displace_step_ms = r.iter().sum::<f64>() / r.len().max(1) as f64;
+        }
         Ok(NeuralBench {
             config: config.to_string(),
             strands,
@@ -152,6 +195,9 @@ pub fn run(
             train_first_step_ms,
             train_step_ms,
             train_steps: rest.len(),
+            displaced_ms,
+            displace_first_step_ms,
+            displace_step_ms,
         })
     })
 }

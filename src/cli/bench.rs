@@ -180,12 +180,25 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             println!("{:<44} {:>10.1}", "neural / IDW", r.neural_over_idw);
             println!(
                 "{:<44} {:>10.1}",
+                "neural + displacement, ms per frame", r.displaced_ms
+            );
+            println!(
+                "{:<44} {:>10.1}",
                 "training, first step, ms", r.train_first_step_ms
             );
             println!(
                 "{:<44} {:>10.1}",
                 format!("training, ms per step (mean of {})", r.train_steps),
                 r.train_step_ms
+            );
+            println!(
+                "{:<44} {:>10.1}",
+                "displacement training, first step, ms", r.displace_first_step_ms
+            );
+            println!(
+                "{:<44} {:>10.1}",
+                format!("displacement training, ms per step (mean of {})", r.train_steps),
+                r.displace_step_ms
             );
             Ok(())
         }
