@@ -26,8 +26,8 @@ pub enum TrainCommand {
     /// Train the neural interpolator (weights over each particle's 4 × 4 guides) on a full
     /// simulation of the groom; writes a .tnn model for `tress upsample --method neural`.
     Interp(InterpArgs),
-    /// Train the fine-scale displacement generator (000 §4.3) of a trained interpolator against
-    /// a discriminator; writes the interpolator's model with the generator added.
+    /// Train the fine-scale displacement generator of a trained interpolator (fine detail added
+    /// to its output) against a discriminator; writes the model with the generator added.
     Displace(DisplaceArgs),
     /// Train the neural drape (a groom autoencoder, then a deformation decoder trained by the
     /// drape energy alone, no simulation) on the grooms and pose ranges of a config; writes a

@@ -32,7 +32,7 @@ pub struct UpsampleArgs {
     /// interpolator (`.tnn`, from `tress train interp`).
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Neural: leave out the model's fine-scale displacement (000 §4.3), W_θ and Eq. 3 alone.
+    /// Neural: leave out the model's fine-scale displacement generator (the interpolation alone).
     #[arg(long)]
     pub no_displacement: bool,
     /// With a cache of the whole groom and no model: about this many guides on the root-UV
