@@ -362,3 +362,27 @@ fn displacement_training_resumes_to_the_same_bytes_and_rides_in_the_model_file()
     assert!(v.displacement_rms_cm > 0.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn displacement_training_gives_the_same_bytes_on_one_and_two_threads() {
+    let (g, cfg, o) = displace_setup(6, 0.01, 1.0);
+    let (tr, va) = (data(&g, &cfg, 0.0, 12), data(&g, &cfg, 40.0, 3));
+    let dev = FlexDevice;
+    let w = tress::neural::interp::train::init_net::<Flex>(&cfg, &dev);
+    let on = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                let t = train_displace::<T>(&cfg, &o, &w, &tr, &va, &dev, None, &mut |_| true).unwrap();
+                (tress::neural::file::module_to_bytes(&t.fnet), t.progress.history)
+            })
+    };
+    let (a, b) = (on(1), on(2));
+    assert!(
+        a.0 == b.0,
+        "the generator's weights differ between 1 and 2 threads"
+    );
+    assert_eq!(a.1, b.1);
+}
