@@ -239,6 +239,7 @@ fn displace_setup(steps: usize, adversarial: f64, data: f64) -> (Groom, InterpCo
         critic_channels: 4,
         critic_steps: 2,
         lr: 3e-3,
+        generator_lr: None,
         adversarial,
         data,
         seed: 3,
@@ -270,9 +271,10 @@ fn the_displacement_generator_learns_what_the_interpolator_misses() {
 
 #[test]
 fn the_critic_learns_to_tell_generated_hair_from_simulated_hair() {
-    // With the generator nearly still (tiny weights), D_γ faces a fixed task: its loss must fall
-    // from log 4 (a coin toss) if its gradients reach it.
-    let (g, cfg, o) = displace_setup(80, 1e-6, 1e-6);
+    // With the generator held still (its learning rate 0), D_γ faces a fixed task: its loss
+    // must fall from log 4 (a coin toss) if its gradients reach it.
+    let (g, cfg, mut o) = displace_setup(80, 0.01, 1.0);
+    o.generator_lr = Some(0.0);
     let (tr, va) = (data(&g, &cfg, 0.0, 16), data(&g, &cfg, 40.0, 3));
     let dev = FlexDevice;
     let w = tress::neural::interp::train::init_net::<Flex>(&cfg, &dev);
@@ -322,6 +324,14 @@ fn displacement_training_resumes_to_the_same_bytes_and_rides_in_the_model_file()
         })
         .is_err()
     );
+    // So does a checkpoint trained against another interpolator.
+    let mut cfg2 = cfg.clone();
+    cfg2.train.seed = 99;
+    let w2 = tress::neural::interp::train::init_net::<Flex>(&cfg2, &dev);
+    let e = train_displace::<T>(&cfg, &o, &w2, &tr, &va, &dev, Some((&b_ck, true)), &mut |_| true)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("another interpolator"), "{e}");
 
     // In the model file: loaded with the interpolator, it moves the output by Δs; without it the
     // output is the interpolator's alone.

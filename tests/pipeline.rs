@@ -700,6 +700,25 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
         tress::pipeline::stage::file_sha256(&out.join("parts/neural_no_displacement.1-8.tcache")).unwrap();
     assert_eq!(a2, b2);
     assert_ne!(a, a2, "the displacement changed nothing");
+    // Changing only the generator's options retrains the generator, not W_θ.
+    let nn = std::fs::read_to_string(dir.join("nn.toml")).unwrap();
+    std::fs::write(
+        dir.join("nn.toml"),
+        nn.replace("[displace]\nsteps = 3", "[displace]\nsteps = 2"),
+    )
+    .unwrap();
+    let st = statuses(&run(&["run", job.to_str().unwrap(), "--json"]));
+    assert_eq!(st.get("train").map(String::as_str), Some("cached"), "{st:?}");
+    assert_eq!(st.get("displace").map(String::as_str), Some("ran"), "{st:?}");
+    // A grid too small for the generator is an error naming the way out, before anything runs.
+    std::fs::write(dir.join("nn.toml"), nn.replace("n = 18", "n = 8")).unwrap();
+    let o = common::tress(&["run", job.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        common::stderr(&o).contains("displace_steps = 0"),
+        "{}",
+        common::stderr(&o)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -154,7 +154,7 @@ pub fn run(
         let (mut displace_first_step_ms, mut displace_step_ms) = (0.0, 0.0);
         if cfg.grid.n >= 16 + cfg.grid.stride {
             let mut o = dopts.clone();
-            o.steps = train_steps.max(1) + 1;
+            o.steps = train_steps.max(1) + 2;
             o.validate_every = usize::MAX / 2;
             o.checkpoint_every = usize::MAX / 2;
             let mut dt = Vec::new();
@@ -174,6 +174,8 @@ pub fn run(
                 },
             )?;
             displace_first_step_ms = dt.first().copied().unwrap_or(0.0);
+            // The last step validates (training always scores its end): left out.
+            dt.pop();
             let r = &dt[1.min(dt.len())..];
             displace_step_ms = r.iter().sum::<f64>() / r.len().max(1) as f64;
         }

@@ -263,6 +263,13 @@ fn run_displace(a: &DisplaceArgs) -> Result<()> {
         opts.max_minutes = a.max_minutes;
     }
     opts.validate()?;
+    if opts.steps == 0 {
+        return Err(Error::Invalid(
+            "the displacement generator needs at least one step (--steps or displace.steps)".into(),
+        ));
+    }
+    opts.check_grid(&cfg.grid)
+        .map_err(|e| Error::Invalid(format!("{}: {e}", a.model.display())))?;
     let mut groom = read_groom(&a.groom, &ReadOptions::default())?.groom;
     Transform {
         scale: a.space.scale,

@@ -236,6 +236,9 @@ impl NeuralSpec {
             c.displace = None;
         }
         c.validate()?;
+        if let Some(d) = &c.displace {
+            d.check_grid(&c.grid)?;
+        }
         Ok(c)
     }
 }

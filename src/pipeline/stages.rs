@@ -314,7 +314,11 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
         "occupancy": train_set.grid.occupancy(),
     });
     let path = ctx.out.join("model.tnn");
-    crate::neural::interp::train::model_file(cfg, &trained.net, summary.clone()).write(&path)?;
+    // W_θ alone: the displacement options belong to `displaced.tnn` (the stage key leaves them
+    // out, so a cached model.tnn must not carry stale ones).
+    let mut w_cfg = cfg.clone();
+    w_cfg.displace = None;
+    crate::neural::interp::train::model_file(&w_cfg, &trained.net, summary.clone()).write(&path)?;
     let report_path = ctx.out.join("neural.json");
     tress_formats::atomic::write(
         &report_path,

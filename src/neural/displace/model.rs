@@ -89,7 +89,7 @@ pub struct DisplaceNet<B: Backend> {
 
 impl DisplaceNetConfig {
     pub fn init<B: Backend>(&self, dev: &B::Device) -> DisplaceNet<B> {
-        assert!((1..=5).contains(&self.levels), "1 to 5 rest levels");
+        assert!((1..=3).contains(&self.levels), "guide strides 2 to 8");
         let k = 1usize << self.levels;
         let c = self.channels.max(2);
         let mut up2 = Up5::new(c / 2, 3, 2, dev);

@@ -46,6 +46,9 @@ pub struct DisplaceOptions {
     /// D_γ updates per F_β update (paper 2).
     pub critic_steps: usize,
     pub lr: f64,
+    /// F_β's learning rate when it differs from D_γ's (`lr`); 0 holds the generator still.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generator_lr: Option<f64>,
     /// Weight of F_β's adversarial loss.
     pub adversarial: f64,
     /// Weight of F_β's L1 loss toward the ground truth (tress's addition; 0 = the paper's loss).
@@ -65,6 +68,7 @@ impl Default for DisplaceOptions {
             critic_channels: 32,
             critic_steps: 2,
             lr: 1e-3,
+            generator_lr: None,
             adversarial: 0.01,
             data: 1.0,
             seed: 1,
@@ -81,8 +85,8 @@ impl DisplaceOptions {
         if self.channels < 2 || self.channels > 512 {
             return bad("channels` must be 2 to 512");
         }
-        if self.critic_channels == 0 || self.critic_channels > 256 {
-            return bad("critic_channels` must be 1 to 256");
+        if self.critic_channels == 0 || self.critic_channels > 64 {
+            return bad("critic_channels` must be 1 to 64");
         }
         if self.critic_steps == 0 || self.critic_steps > 16 {
             return bad("critic_steps` must be 1 to 16");
@@ -90,12 +94,27 @@ impl DisplaceOptions {
         if !(self.lr > 0.0 && self.lr < 1.0) {
             return bad("lr` must be in (0, 1)");
         }
+        if self.generator_lr.is_some_and(|l| !(0.0..1.0).contains(&l)) {
+            return bad("generator_lr` must be in [0, 1)");
+        }
         let weight = |w: f64| w.is_finite() && (0.0..=1e6).contains(&w);
         if !weight(self.adversarial) || !weight(self.data) || self.adversarial + self.data == 0.0 {
             return bad("adversarial` and `displace.data` must be within [0, 1e6], not both 0");
         }
         if self.max_minutes.is_some_and(|m| !(m > 0.0 && m.is_finite())) {
             return bad("max_minutes` must be positive");
+        }
+        Ok(())
+    }
+
+    /// Whether the generator and critic fit `grid`: a guide stride of 2 to 8 (the two
+    /// transposed convolutions), crops of at least 16 cells, strands of at least 5 particles.
+    pub fn check_grid(&self, grid: &crate::neural::grid::GridSpec) -> Result<()> {
+        if grid.stride > 8 || grid.n < grid.stride + 16 || grid.points < 5 {
+            return Err(Error::Invalid(format!(
+                "the displacement generator needs a guide stride of 2 to 8, crops of at least 16 cells (grid.n ≥ stride + 16) and 5+ particles per strand; this grid is n {}, stride {}, {} particles (set `displace.steps = 0` or `[neural] displace_steps = 0` to go without it)",
+                grid.n, grid.stride, grid.points
+            )));
         }
         Ok(())
     }
@@ -254,7 +273,17 @@ pub fn train<B: AutodiffBackend>(
     report: &mut dyn FnMut(&DisplaceStep) -> bool,
 ) -> Result<TrainedDisplace<B::InnerBackend>> {
     o.validate()?;
+    o.check_grid(&cfg.grid)?;
     let spec = cfg.grid;
+    // What the generator is trained against: W_θ's weights and the batch (a checkpoint made
+    // against another W_θ must not be resumed).
+    let against = {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(module_to_bytes(interp));
+        h.update((cfg.train.batch as u64).to_le_bytes());
+        format!("{:x}", h.finalize())
+    };
     if train.grid.spec != spec || val.grid.spec != spec {
         return Err(Error::Invalid("the data's grid is not the config's".into()));
     }
@@ -286,6 +315,11 @@ pub fn train<B: AutodiffBackend>(
         if same(&saved) != same(o) || f.header["grid"] != serde_json::json!(spec) {
             return Err(bad(
                 "the checkpoint was made with other displacement options; remove it or train with those",
+            ));
+        }
+        if f.header["against"] != serde_json::json!(against) {
+            return Err(bad(
+                "the checkpoint was trained against another interpolator (or batch); remove it to start over",
             ));
         }
         progress = serde_json::from_value(f.header["progress"].clone())
@@ -364,7 +398,7 @@ pub fn train<B: AutodiffBackend>(
             )));
         }
         let grads = GradientsParams::from_grads(total.backward(), &fnet);
-        fnet = opt_g.step(o.lr, fnet, grads);
+        fnet = opt_g.step(o.generator_lr.unwrap_or(o.lr), fnet, grads);
         progress.step += 1;
         progress.history.push((step, critic_loss, adv_v, l1_v * UNIT_CM));
         let per_step = last.elapsed().as_secs_f64();
@@ -422,6 +456,7 @@ pub fn train<B: AutodiffBackend>(
                     "kind": "displace-checkpoint",
                     "displace": o,
                     "grid": spec,
+                    "against": against,
                     "progress": progress,
                     "build": crate::build_id(),
                 }),
