@@ -140,12 +140,7 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
     if let Some(s) = a.steps {
         cfg.train.steps = s;
     }
-    let mut groom = read_groom(&a.groom, &ReadOptions::default())?.groom;
-    Transform {
-        scale: a.space.scale,
-        up: a.space.up,
-    }
-    .apply(&mut groom);
+    let groom = training_groom(&a.groom, &a.space)?;
     let grid = UvGrid::new(&groom, cfg.grid)?;
     let quiet = a.out.json;
     let say = |m: &str| {
@@ -161,15 +156,7 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
         grid.guide_strands().len(),
         cfg.grid.guides_per_side()
     ));
-    let mut frames = HeadFrames::open(&a.gt, &groom)?;
-    let (train_set, val_set) = match &a.val {
-        Some(v) => {
-            let t = GridFrames::load(grid.clone(), &mut frames, None)?;
-            let mut vf = HeadFrames::open(v, &groom)?;
-            (t, GridFrames::load(grid, &mut vf, None)?)
-        }
-        None => GridFrames::load_split(grid, &mut frames, cfg.train.validation, cfg.train.batch)?,
-    };
+    let (train_set, val_set) = training_frames(&groom, grid, &a.gt, a.val.as_deref(), &cfg)?;
     say(&format!(
         "data      {} training frames, {} validation frames",
         train_set.len(),
@@ -270,23 +257,10 @@ fn run_displace(a: &DisplaceArgs) -> Result<()> {
     }
     opts.check_grid(&cfg.grid)
         .map_err(|e| Error::Invalid(format!("{}: {e}", a.model.display())))?;
-    let mut groom = read_groom(&a.groom, &ReadOptions::default())?.groom;
-    Transform {
-        scale: a.space.scale,
-        up: a.space.up,
-    }
-    .apply(&mut groom);
+    let groom = training_groom(&a.groom, &a.space)?;
     let grid = UvGrid::new(&groom, cfg.grid)?;
     let quiet = a.out.json;
-    let mut frames = HeadFrames::open(&a.gt, &groom)?;
-    let (train_set, val_set) = match &a.val {
-        Some(v) => {
-            let t = GridFrames::load(grid.clone(), &mut frames, None)?;
-            let mut vf = HeadFrames::open(v, &groom)?;
-            (t, GridFrames::load(grid, &mut vf, None)?)
-        }
-        None => GridFrames::load_split(grid, &mut frames, cfg.train.validation, cfg.train.batch)?,
-    };
+    let (train_set, val_set) = training_frames(&groom, grid, &a.gt, a.val.as_deref(), &cfg)?;
     if !quiet {
         eprintln!(
             "data      {} training frames, {} validation frames; {} generator steps, {} critic updates each",
@@ -307,10 +281,7 @@ fn run_displace(a: &DisplaceArgs) -> Result<()> {
                 r.step, r.steps, r.critic, r.adversarial, r.l1_cm, r.seconds_per_step
             );
             if let Some(v) = r.validation {
-                line.push_str(&format!(
-                    "  validation RMSE {:.3} cm (interpolator alone {:.3}), displacement {:.3} cm rms",
-                    v.rmse_cm, v.interp_rmse_cm, v.displacement_rms_cm
-                ));
+                line.push_str(&format!("  validation {v}"));
             }
             eprintln!("{line}");
         }
@@ -346,16 +317,43 @@ fn run_displace(a: &DisplaceArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
     } else {
         eprintln!(
-            "trained   {} steps in {:.0} s; best at step {best_step}: validation RMSE {:.3} cm (interpolator alone {:.3}), displacement {:.3} cm rms",
-            trained.progress.step,
-            trained.seconds,
-            best.rmse_cm,
-            best.interp_rmse_cm,
-            best.displacement_rms_cm
+            "trained   {} steps in {:.0} s; best at step {best_step}: validation {best}",
+            trained.progress.step, trained.seconds
         );
     }
     output_file(&a.out.output);
     Ok(())
+}
+
+/// The groom a training reads, in centimetres, Y up.
+fn training_groom(path: &std::path::Path, space: &super::InputSpace) -> Result<crate::groom::Groom> {
+    let mut groom = read_groom(path, &ReadOptions::default())?.groom;
+    Transform {
+        scale: space.scale,
+        up: space.up,
+    }
+    .apply(&mut groom);
+    Ok(groom)
+}
+
+/// Training and validation frames on the grid: `val`'s frames when given, else the held-out
+/// end of `gt` (`train.validation`).
+fn training_frames(
+    groom: &crate::groom::Groom,
+    grid: UvGrid,
+    gt: &std::path::Path,
+    val: Option<&std::path::Path>,
+    cfg: &InterpConfig,
+) -> Result<(GridFrames, GridFrames)> {
+    let mut frames = HeadFrames::open(gt, groom)?;
+    match val {
+        Some(v) => {
+            let t = GridFrames::load(grid.clone(), &mut frames, None)?;
+            let mut vf = HeadFrames::open(v, groom)?;
+            Ok((t, GridFrames::load(grid, &mut vf, None)?))
+        }
+        None => GridFrames::load_split(grid, &mut frames, cfg.train.validation, cfg.train.batch),
+    }
 }
 
 /// The checkpoint kept beside a model while it trains (`MODEL.ckpt`); one left by an

@@ -144,6 +144,16 @@ pub struct DisplaceValidation {
     pub displacement_rms_cm: f64,
 }
 
+impl std::fmt::Display for DisplaceValidation {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "RMSE {:.3} cm with displacement (interpolator alone {:.3}), displacement {:.3} cm rms",
+            self.rmse_cm, self.interp_rmse_cm, self.displacement_rms_cm
+        )
+    }
+}
+
 /// Scores F_β on every frame of `data`.
 pub fn validate<B: Backend>(
     interp: &WeightNet<B>,
@@ -341,7 +351,8 @@ pub fn train<B: AutodiffBackend>(
     let started = Instant::now();
     let mut last = Instant::now();
     let mut stopped_early = false;
-    let mut rest_f = None;
+    let mut rest_f: Vec<Option<crate::neural::interp::model::RestFeatures<B::InnerBackend>>> =
+        vec![None; k * k];
     while progress.step < o.steps {
         let step = progress.step;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
@@ -352,10 +363,9 @@ pub fn train<B: AutodiffBackend>(
         // W_θ, fixed, on the inner backend.
         let bt = train.batch::<B::InnerBackend>(first, batch, corner, size, &inner_dev);
         // Rest features of a crop depend on the corner: recomputed unless the same.
-        if rest_f.as_ref().is_none_or(|(c, _)| *c != corner) {
-            rest_f = Some((corner, interp.rest_features(channels_first(bt.rest.clone()))));
-        }
-        let rf = &rest_f.as_ref().expect("just set").1;
+        // W_θ's rest features depend only on the crop: once per corner (k² of them).
+        let rf = rest_f[corner.0 * k + corner.1]
+            .get_or_insert_with(|| interp.rest_features(channels_first(bt.rest.clone())));
         let (s, hood) = interpolated(interp, rf, &bt, k);
         let coarse = rf.coarse.clone();
         let real = lift::<B, 5>(descriptor(bt.target.clone(), hood.clone()));
