@@ -28,12 +28,16 @@ fn solve_lbfgs(posed: &Posed, c: Option<&Colliders>, m: &DrapeMaterial) -> Vec<V
     x
 }
 
-/// A strand of 12 vertices held horizontally at its root, soft enough to hang visibly.
+/// A strand of 12 vertices held horizontally at its root, soft enough to hang visibly. Its
+/// edges stretch by at most weight × 11 / stretch = 0.1 %, so the inextensible analytic
+/// angles hold within that; a stiffer stretch (1e5) puts the single-precision gradient's
+/// noise (stretch × the positions' rounding, ~0.1) above the tip's bending forces, and L-BFGS
+/// stalled 5 % off the tip's angle on one machine's SIMD while landing within 1 % on others.
 fn horizontal_strand() -> (Posed, DrapeMaterial) {
     let rest: Vec<Vec3> = (0..12).map(|k| Vec3::new(0.0, 0.0, k as f32)).collect();
     let m = DrapeMaterial {
         cosserat: 20.0,
-        stretch: 1.0e5,
+        stretch: 1.0e4,
         self_collision: 0.0,
         ..Default::default()
     };
