@@ -293,6 +293,7 @@ fn job_file_mistakes_are_named() {
             "[drape]\nenabled = true\nsolver = 'lbfgs'\ntexture = 7\n",
             "drape.texture 7",
         ),
+        ("[neural]\ndevice = 'tpu'\n", "neural.device"),
     ] {
         let p = dir.join("job.toml");
         std::fs::write(&p, text).unwrap();
@@ -300,6 +301,19 @@ fn job_file_mistakes_are_named() {
         assert_eq!(o.status.code(), Some(2), "{text}");
         let e = common::stderr(&o);
         assert!(e.contains(want), "{text:?}: {e}");
+        assert!(!dir.join("out").exists(), "nothing is written for a bad job");
+    }
+    // A CUDA job on a build without the backend is refused before anything runs, naming the key.
+    if !cfg!(feature = "cuda") {
+        let p = dir.join("job.toml");
+        std::fs::write(&p, "[neural]\ndevice = 'cuda'\n").unwrap();
+        let o = common::tress(&["run", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        let e = common::stderr(&o);
+        assert!(
+            e.contains("neural.device") && e.contains("--features cuda"),
+            "{e}"
+        );
         assert!(!dir.join("out").exists(), "nothing is written for a bad job");
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -8,7 +8,8 @@
 
 use std::time::Instant;
 
-use burn::backend::{Autodiff, Flex, flex::FlexDevice};
+use burn::backend::{Flex, flex::FlexDevice};
+use burn::tensor::backend::AutodiffBackend;
 use glam::{Quat, Vec3};
 use serde::Serialize;
 
@@ -17,14 +18,17 @@ use crate::groom::{Groom, Transform};
 use crate::guides::{FixedWeights, GuideFrame, Interpolator};
 use crate::motion::Pose;
 use crate::neural::data::GridFrames;
+use crate::neural::device::{DeviceKind, OnDevice};
 use crate::neural::grid::UvGrid;
 use crate::neural::interp::NeuralInterpolator;
-use crate::neural::interp::train::{InterpConfig, init_net, train};
+use crate::neural::interp::train::{InterpConfig, init_net, net_from_bytes, net_to_bytes, train};
 use crate::scene::load_groom;
 
 #[derive(Debug, Serialize)]
 pub struct NeuralBench {
     pub config: String,
+    /// Where the networks ran (cpu, cuda).
+    pub device: String,
     pub strands: usize,
     pub points: usize,
     /// Grid side, guide stride, particles per grid strand.
@@ -43,8 +47,10 @@ pub struct NeuralBench {
     /// IDW from the same guides, 10 neighbours (ms per frame).
     pub idw_ms: f64,
     pub neural_over_idw: f64,
-    /// The same with the fine-scale displacement generator (000 §4.3) added (ms per frame).
+    /// The same with the fine-scale displacement generator (000 §4.3) added (ms per frame),
+    /// and its first frame.
     pub displaced_ms: f64,
+    pub displaced_first_frame_ms: f64,
     /// Training: the first step, and the mean of the next ones (ms per step, batch of the
     /// config), Flex CPU backend.
     pub train_first_step_ms: f64,
@@ -54,6 +60,13 @@ pub struct NeuralBench {
     /// `critic_steps` discriminator updates), the config's `[displace]` or the defaults.
     pub displace_first_step_ms: f64,
     pub displace_step_ms: f64,
+    /// On a GPU: the first frame's largest particle difference from the same network on the
+    /// CPU, relative to the largest coordinate.
+    pub cpu_max_relative_difference: Option<f64>,
+    /// On a GPU: CubeCL's kernel and autotune cache directory, and whether it held files before
+    /// the run (warm: kernels compiled by an earlier process are reused).
+    pub kernel_cache: Option<String>,
+    pub kernel_cache_warm: Option<bool>,
 }
 
 /// The whole groom at time `t`: every strand turned about its root, phases varying over the
@@ -68,14 +81,18 @@ fn swing(groom: &Groom, t: f32, out: &mut Vec<Vec3>) {
     }
 }
 
-/// Runs the benchmark on `threads` threads with the training config `config`: `frames` timed
-/// frames after the first, and `train_steps` training steps after the first.
+/// Runs the benchmark on `threads` threads with the training config `config` (its grid side
+/// replaced by `grid` when given) on `device`: `frames` timed frames after the first, and
+/// `train_steps` training steps after the first.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     config: &str,
+    grid: Option<usize>,
     strands: usize,
     threads: usize,
     frames: usize,
     train_steps: usize,
+    device: DeviceKind,
 ) -> Result<NeuralBench> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -83,24 +100,71 @@ pub fn run(
         .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
     pool.install(|| {
         let mut cfg = InterpConfig::load(config)?;
+        if let Some(n) = grid {
+            cfg.grid.n = n;
+            cfg.validate()?;
+        }
         let groom = load_groom("straight", &Transform::default(), Some(strands))?.groom;
-        let dev = FlexDevice;
+        let caches = (device == DeviceKind::Cuda).then(|| {
+            let dir = crate::neural::device::cache_dir().join("cubecl");
+            let warm = std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some());
+            (dir.display().to_string(), warm)
+        });
+        let mut r = device.run(Bench {
+            cfg: &cfg,
+            groom: &groom,
+            frames,
+            train_steps,
+            compare_cpu: device != DeviceKind::Cpu,
+        })?;
+        r.config = config.to_string();
+        r.strands = strands;
+        r.points = groom.point_count() / strands.max(1);
+        r.threads = threads;
+        r.device = device.to_string();
+        if let Some((dir, warm)) = caches {
+            r.kernel_cache = Some(dir);
+            r.kernel_cache_warm = Some(warm);
+        }
+        Ok(r)
+    })
+}
+
+/// The device-dependent part of [`run`].
+struct Bench<'a> {
+    cfg: &'a InterpConfig,
+    groom: &'a Groom,
+    frames: usize,
+    train_steps: usize,
+    /// Also run the first frame on the CPU with the same weights and compare.
+    compare_cpu: bool,
+}
+
+impl OnDevice for Bench<'_> {
+    type Output = NeuralBench;
+    fn run<AB: AutodiffBackend>(self, dev: AB::Device) -> Result<NeuralBench> {
+        type B<AB> = <AB as AutodiffBackend>::InnerBackend;
+        let (groom, frames, train_steps) = (self.groom, self.frames, self.train_steps);
+        let mut cfg = self.cfg.clone();
         let t = Instant::now();
-        let mut neural = NeuralInterpolator::<Flex>::new(&groom, &cfg, init_net::<Flex>(&cfg, &dev), dev)?;
+        let net = init_net::<B<AB>>(&cfg, &dev);
+        let weights = net_to_bytes(&net);
+        let mut neural = NeuralInterpolator::<B<AB>>::new(groom, &cfg, net, dev.clone())?;
         let setup_ms = t.elapsed().as_secs_f64() * 1e3;
         let guides = neural.guide_strands().to_vec();
         let dopts = cfg.displace.clone().unwrap_or_default();
         let fgen =
-            crate::neural::file::seeded_init(1, 10_000, &dev, || dopts.generator(&cfg).init::<Flex>(&dev));
-        let mut displaced = NeuralInterpolator::<Flex>::new(&groom, &cfg, init_net::<Flex>(&cfg, &dev), dev)?
-            .with_displacement(fgen);
-        let mut idw = FixedWeights::idw(&groom, &guides, 10)?;
+            crate::neural::file::seeded_init(1, 10_000, &dev, || dopts.generator(&cfg).init::<B<AB>>(&dev));
+        let mut displaced =
+            NeuralInterpolator::<B<AB>>::new(groom, &cfg, init_net::<B<AB>>(&cfg, &dev), dev.clone())?
+                .with_displacement(fgen);
+        let mut idw = FixedWeights::idw(groom, &guides, 10)?;
         let pose = Pose::default();
         let mut full = Vec::new();
         let mut out = vec![Vec3::ZERO; groom.point_count()];
         let step =
             |m: &mut dyn Interpolator, f: usize, full: &mut Vec<Vec3>, out: &mut [Vec3]| -> Result<f64> {
-                swing(&groom, f as f32 * 0.25, full);
+                swing(groom, f as f32 * 0.25, full);
                 let g = m.layout().extract(full);
                 let frame = GuideFrame {
                     frame: f as f64,
@@ -114,9 +178,29 @@ pub fn run(
                 Ok(t.elapsed().as_secs_f64() * 1e3)
             };
         let first_frame_ms = step(&mut neural, 0, &mut full, &mut out)?;
+        // The same network on the CPU, the same frame: the largest difference of any particle,
+        // relative to the largest coordinate.
+        let cpu_max_relative_difference = if self.compare_cpu {
+            let cpu_net = net_from_bytes::<Flex>(&cfg, &weights, &FlexDevice, std::path::Path::new("bench"))?;
+            let mut cpu = NeuralInterpolator::<Flex>::new(groom, &cfg, cpu_net, FlexDevice)?;
+            let mut cpu_out = vec![Vec3::ZERO; groom.point_count()];
+            step(&mut cpu, 0, &mut full, &mut cpu_out)?;
+            let scale = cpu_out
+                .iter()
+                .map(|p| p.abs().max_element())
+                .fold(0.0f32, f32::max);
+            let diff = out
+                .iter()
+                .zip(&cpu_out)
+                .map(|(a, b)| (*a - *b).abs().max_element())
+                .fold(0.0f32, f32::max);
+            Some(diff as f64 / scale.max(1e-30) as f64)
+        } else {
+            None
+        };
         let (mut n_ms, mut i_ms, mut d_ms) = (0.0, 0.0, 0.0);
         step(&mut idw, 0, &mut full, &mut out)?;
-        step(&mut displaced, 0, &mut full, &mut out)?;
+        let displaced_first_frame_ms = step(&mut displaced, 0, &mut full, &mut out)?;
         for f in 1..=frames.max(1) {
             n_ms += step(&mut neural, f, &mut full, &mut out)?;
             i_ms += step(&mut idw, f, &mut full, &mut out)?;
@@ -129,11 +213,11 @@ pub fn run(
         cfg.train.steps = train_steps.max(1) + 1;
         cfg.train.validate_every = usize::MAX / 2;
         cfg.train.checkpoint_every = usize::MAX / 2;
-        let grid = UvGrid::new(&groom, cfg.grid)?;
+        let grid = UvGrid::new(groom, cfg.grid)?;
         let mut data = GridFrames::new(grid.clone());
         let mut val = GridFrames::new(grid);
         for f in 0..12 {
-            swing(&groom, f as f32 * 0.25, &mut full);
+            swing(groom, f as f32 * 0.25, &mut full);
             data.push(&full);
             if f < 3 {
                 val.push(&full);
@@ -141,7 +225,7 @@ pub fn run(
         }
         let mut times = Vec::new();
         let mut last = Instant::now();
-        train::<Autodiff<Flex>>(&cfg, &data, &val, &FlexDevice, None, &mut |_| {
+        train::<AB>(&cfg, &data, &val, &dev, None, &mut |_| {
             times.push(last.elapsed().as_secs_f64() * 1e3);
             last = Instant::now();
             true
@@ -159,13 +243,13 @@ pub fn run(
             o.checkpoint_every = usize::MAX / 2;
             let mut dt = Vec::new();
             let mut last = Instant::now();
-            crate::neural::displace::train::train::<Autodiff<Flex>>(
+            crate::neural::displace::train::train::<AB>(
                 &cfg,
                 &o,
-                &init_net::<Flex>(&cfg, &dev),
+                &init_net::<B<AB>>(&cfg, &dev),
                 &data,
                 &val,
-                &FlexDevice,
+                &dev,
                 None,
                 &mut |_| {
                     dt.push(last.elapsed().as_secs_f64() * 1e3);
@@ -180,14 +264,15 @@ pub fn run(
             displace_step_ms = r.iter().sum::<f64>() / r.len().max(1) as f64;
         }
         Ok(NeuralBench {
-            config: config.to_string(),
-            strands,
-            points: groom.point_count() / strands.max(1),
+            config: String::new(),
+            device: String::new(),
+            strands: 0,
+            points: 0,
             grid: cfg.grid.n,
             stride: cfg.grid.stride,
             grid_points: cfg.grid.points,
             guides: guides.len(),
-            threads,
+            threads: 0,
             frames,
             setup_ms,
             first_frame_ms,
@@ -197,9 +282,13 @@ pub fn run(
             train_first_step_ms,
             train_step_ms,
             train_steps: rest.len(),
+            displaced_first_frame_ms,
             displaced_ms,
             displace_first_step_ms,
             displace_step_ms,
+            cpu_max_relative_difference,
+            kernel_cache: None,
+            kernel_cache_warm: None,
         })
-    })
+    }
 }

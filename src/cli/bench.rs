@@ -88,6 +88,13 @@ pub struct BenchArgs {
     /// drape_small].
     #[arg(long)]
     pub config: Option<String>,
+    /// neural: the grid side (32, 64, 128, …) instead of the config's, keeping its guide stride.
+    #[arg(long)]
+    pub grid: Option<usize>,
+    /// neural: where the networks run (cuda: a build with `--features cuda`; the first frame and
+    /// training step include compiling kernels unless the kernel cache is warm).
+    #[arg(long, value_enum, default_value_t = crate::neural::device::DeviceKind::Cpu)]
+    pub device: crate::neural::device::DeviceKind,
 }
 
 fn data_dir(a: &BenchArgs) -> Result<PathBuf> {
@@ -161,15 +168,34 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         }
         BenchName::Neural => {
             let config = a.config.as_deref().unwrap_or("interp_small");
-            let r = bench::neural::run(config, a.strands, a.threads, a.frames, a.runs)?;
+            let r = bench::neural::run(config, a.grid, a.strands, a.threads, a.frames, a.runs, a.device)?;
             if a.json {
                 println!("{}", serde_json::to_string_pretty(&r).expect("json"));
                 return Ok(());
             }
             println!(
-                "{}: {} strands × {} points; grid {}² (stride {}, {} particles), {} guides; {} threads, {} frames",
-                r.config, r.strands, r.points, r.grid, r.stride, r.grid_points, r.guides, r.threads, r.frames
+                "{}: {} strands × {} points; grid {}² (stride {}, {} particles), {} guides; {} threads, {} frames; device {}",
+                r.config,
+                r.strands,
+                r.points,
+                r.grid,
+                r.stride,
+                r.grid_points,
+                r.guides,
+                r.threads,
+                r.frames,
+                r.device
             );
+            if let (Some(dir), Some(warm)) = (&r.kernel_cache, r.kernel_cache_warm) {
+                println!(
+                    "kernel cache {dir} ({})",
+                    if warm {
+                        "warm: kernels from earlier runs"
+                    } else {
+                        "cold: kernels compiled in this run"
+                    }
+                );
+            }
             println!("{:<44} {:>10.1}", "set-up (grid, rest features), ms", r.setup_ms);
             println!("{:<44} {:>10.1}", "first frame, ms", r.first_frame_ms);
             println!("{:<44} {:>10.1}", "neural, ms per frame (steady)", r.neural_ms);
@@ -180,8 +206,18 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             println!("{:<44} {:>10.1}", "neural / IDW", r.neural_over_idw);
             println!(
                 "{:<44} {:>10.1}",
+                "neural + displacement, first frame, ms", r.displaced_first_frame_ms
+            );
+            println!(
+                "{:<44} {:>10.1}",
                 "neural + displacement, ms per frame", r.displaced_ms
             );
+            if let Some(d) = r.cpu_max_relative_difference {
+                println!(
+                    "{:<44} {:>10.2e}",
+                    "largest difference from the CPU (relative)", d
+                );
+            }
             println!(
                 "{:<44} {:>10.1}",
                 "training, first step, ms", r.train_first_step_ms

@@ -18,7 +18,7 @@ use crate::neural::drape::train::{
 };
 use crate::neural::grid::UvGrid;
 use crate::neural::interp::InterpConfig;
-use crate::neural::interp::train::{StepReport, model_file, train, validate};
+use crate::neural::interp::train::{StepReport, Training, model_file_of};
 use crate::scene::drape_scene;
 
 #[derive(Debug, Subcommand)]
@@ -122,6 +122,9 @@ pub struct DisplaceArgs {
     /// Stop after this many minutes (the best generator so far is written).
     #[arg(long)]
     pub max_minutes: Option<f64>,
+    /// Where to train.
+    #[arg(long, value_enum, default_value_t = DeviceKind::Cpu)]
+    pub device: DeviceKind,
     #[command(flatten)]
     pub out: TrainOutput,
 }
@@ -163,13 +166,6 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
         val_set.len()
     ));
     let ckpt = checkpoint_path(&a.out.output, a.out.resume)?;
-    let dev = burn::backend::flex::FlexDevice;
-    let before = validate(
-        &crate::neural::interp::train::init_net::<Flex>(&cfg, &dev),
-        &val_set,
-        cfg.train.batch,
-        &dev,
-    );
     let mut report = |r: &StepReport| {
         if quiet {
             return true;
@@ -191,14 +187,15 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
         }
         true
     };
-    let trained = train::<Autodiff<Flex>>(
-        &cfg,
-        &train_set,
-        &val_set,
-        &dev,
-        Some((&ckpt, a.out.resume)),
-        &mut report,
-    )?;
+    let trained = a.device.run(Training {
+        cfg: &cfg,
+        train: &train_set,
+        val: &val_set,
+        checkpoint: Some((&ckpt, a.out.resume)),
+        score_untrained: true,
+        report: &mut report,
+    })?;
+    let before = trained.untrained.unwrap_or_default();
     let (best_step, best) = trained.progress.best.unwrap_or_default();
     let summary = json!({
         "gt": a.gt,
@@ -214,7 +211,7 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
         "device": a.device,
         "threads": rayon::current_num_threads(),
     });
-    model_file(&cfg, &trained.net, summary.clone()).write(&a.out.output)?;
+    model_file_of(&cfg, trained.weights, summary.clone()).write(&a.out.output)?;
     let _ = std::fs::remove_file(&ckpt);
     if a.out.json {
         println!("{}", serde_json::to_string_pretty(&summary).expect("json"));
@@ -234,9 +231,9 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
 }
 
 fn run_displace(a: &DisplaceArgs) -> Result<()> {
-    use crate::neural::displace::train::{DisplaceStep, train as train_displace, with_generator};
-    let dev = burn::backend::flex::FlexDevice;
-    let (cfg, net, _) = crate::neural::interp::load_model::<Flex>(&a.model, &dev)?;
+    use crate::neural::displace::train::{DisplaceStep, DisplaceTraining, with_generator_of};
+    a.device.check()?;
+    let (cfg, _, _) = crate::neural::interp::load_model::<Flex>(&a.model, &burn::backend::flex::FlexDevice)?;
     let mut opts = match &a.config {
         Some(c) => InterpConfig::load(c)?
             .displace
@@ -287,16 +284,14 @@ fn run_displace(a: &DisplaceArgs) -> Result<()> {
         }
         true
     };
-    let trained = train_displace::<Autodiff<Flex>>(
-        &cfg,
-        &opts,
-        &net,
-        &train_set,
-        &val_set,
-        &dev,
-        Some((&ckpt, a.out.resume)),
-        &mut report,
-    )?;
+    let trained = a.device.run(DisplaceTraining {
+        model: &a.model,
+        o: &opts,
+        train: &train_set,
+        val: &val_set,
+        checkpoint: Some((&ckpt, a.out.resume)),
+        report: &mut report,
+    })?;
     let (best_step, best) = trained.progress.best.unwrap_or_default();
     let summary = json!({
         "gt": a.gt,
@@ -308,10 +303,11 @@ fn run_displace(a: &DisplaceArgs) -> Result<()> {
         "validation": best,
         "seconds": trained.seconds,
         "stopped_early": trained.stopped_early,
+        "device": a.device,
         "threads": rayon::current_num_threads(),
     });
     let model = crate::neural::file::NeuralFile::read(&a.model)?;
-    with_generator(model, &opts, &trained.fnet, summary.clone()).write(&a.out.output)?;
+    with_generator_of(model, &opts, trained.generator, summary.clone()).write(&a.out.output)?;
     let _ = std::fs::remove_file(&ckpt);
     if a.out.json {
         println!("{}", serde_json::to_string_pretty(&summary).expect("json"));

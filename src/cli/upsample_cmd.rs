@@ -14,8 +14,8 @@ use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, read_groom};
 use crate::guides::Upsampler;
 use crate::guides::{AdaptiveOptions, Method, Skinning, select_uv_lattice};
-use crate::neural::interp::NeuralInterpolator;
-use crate::neural::interp::apply::Cpu;
+use crate::neural::device::DeviceKind;
+use crate::neural::interp::apply::Load;
 use crate::render::preview::root_pose;
 
 #[derive(Debug, Args)]
@@ -35,6 +35,9 @@ pub struct UpsampleArgs {
     /// Neural: leave out the model's fine-scale displacement generator (the interpolation alone).
     #[arg(long)]
     pub no_displacement: bool,
+    /// Neural: where the network runs.
+    #[arg(long, value_enum, default_value_t = DeviceKind::Cpu)]
+    pub device: DeviceKind,
     /// With a cache of the whole groom and no model: about this many guides on the root-UV
     /// lattice.
     #[arg(long, default_value_t = 200)]
@@ -71,14 +74,11 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         .as_ref()
         .is_some_and(|m| m.extension().is_some_and(|e| e.eq_ignore_ascii_case("tnn")));
     let neural = match &a.model {
-        Some(m) if is_tnn || a.method == Method::Neural => {
-            let n = NeuralInterpolator::<Cpu>::load(m, &groom, burn::backend::flex::FlexDevice)?;
-            Some(if a.no_displacement {
-                n.without_displacement()
-            } else {
-                n
-            })
-        }
+        Some(m) if is_tnn || a.method == Method::Neural => Some(a.device.run(Load {
+            path: m,
+            groom: &groom,
+            displacement: !a.no_displacement,
+        })?),
         None if a.method == Method::Neural => {
             return Err(Error::Invalid(
                 "--method neural needs --model (a trained .tnn from `tress train interp`)".into(),
@@ -102,7 +102,7 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     let order: Vec<(usize, usize)> = if whole_groom {
         let guides: Vec<usize> = match (&skinning, &neural) {
             (Some(s), _) => s.layout.guides.clone(),
-            (None, Some(n)) => n.guide_strands().to_vec(),
+            (None, Some(n)) => n.guides.clone(),
             (None, None) => select_uv_lattice(&groom, a.count),
         };
         guides.iter().map(|&g| (g, g)).collect()
@@ -132,16 +132,16 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     }
     let rest_roots: Vec<Vec3> = guides.iter().map(|&s| groom.strand(s)[0]).collect();
     if let Some(n) = &neural
-        && n.guide_strands() != guides.as_slice()
+        && n.guides != guides
     {
         return Err(bad(format!(
             "its {} guide strands are not the model's {} uv-grid guides (simulate the guides `tress upsample` lists with -v, or give a cache of the whole groom)",
             guides.len(),
-            n.guide_strands().len()
+            n.guides.len()
         )));
     }
     let model: Box<dyn crate::guides::Interpolator> = match neural {
-        Some(n) if a.method == Method::Neural => Box::new(n),
+        Some(n) if a.method == Method::Neural => n.interp,
         _ => crate::guides::interpolator(
             a.method,
             &groom,

@@ -200,6 +200,14 @@ pub struct NeuralSpec {
     /// Override the displacement generator's steps (`[displace]` of the config; 0: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub displace_steps: Option<usize>,
+    /// Where the networks train and run: "cpu" (Flex) or "cuda" (a build with the `cuda`
+    /// feature and an NVIDIA GPU).
+    #[serde(skip_serializing_if = "is_cpu")]
+    pub device: crate::neural::device::DeviceKind,
+}
+
+fn is_cpu(d: &crate::neural::device::DeviceKind) -> bool {
+    *d == crate::neural::device::DeviceKind::Cpu
 }
 
 impl Default for NeuralSpec {
@@ -208,6 +216,7 @@ impl Default for NeuralSpec {
             config: "interp_small".into(),
             steps: None,
             displace_steps: None,
+            device: Default::default(),
         }
     }
 }
@@ -838,6 +847,11 @@ impl Job {
                 .map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
         }
         let neural: NeuralSpec = section(get("neural"), "neural", origin)?;
+        neural.device.check().map_err(|_| {
+            Error::Invalid(format!(
+                "{origin}: neural.device = \"cuda\" needs a tress built with `--features cuda`"
+            ))
+        })?;
         let neural_config = if rows.iter().any(|r| r.method == Method::Neural) {
             Some(
                 neural

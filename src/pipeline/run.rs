@@ -64,6 +64,15 @@ fn external(paths: &[Option<&str>]) -> Result<Vec<OutputFile>> {
     Ok(out)
 }
 
+/// A stage key with the networks' device when it is not the CPU (results on a GPU differ in
+/// the last bits; CPU keys stay as they were).
+fn on_device(j: &Job, mut key: serde_json::Value) -> serde_json::Value {
+    if j.neural.device != crate::neural::device::DeviceKind::Cpu {
+        key["device"] = json!(j.neural.device);
+    }
+    key
+}
+
 /// The frames of chunk `i` of `n`.
 pub fn chunk_frames(job: &Job, (i, n): (usize, usize)) -> (i64, i64) {
     let len = (job.last - job.first + 1) as usize;
@@ -196,14 +205,17 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
                 c.displace = None;
                 c
             });
-            (json!({"neural": w}), up)
+            (on_device(j, json!({"neural": w})), up)
         }
         Stage::Displace => {
             let mut up = prepared(ctx)?;
             up.push(training(ctx)?);
             up.push(ctx.input(Stage::Train, "model.tnn")?.clone());
             (
-                json!({"displace": j.neural_config.as_ref().and_then(|c| c.displace.clone())}),
+                on_device(
+                    j,
+                    json!({"displace": j.neural_config.as_ref().and_then(|c| c.displace.clone())}),
+                ),
                 up,
             )
         }
@@ -286,7 +298,10 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
             }
             up.extend(motion_files(&j.motion)?);
             (
-                json!({"rows": rows, "scene": scene, "range": [range.0, range.1]}),
+                on_device(
+                    j,
+                    json!({"rows": rows, "scene": scene, "range": [range.0, range.1]}),
+                ),
                 up,
             )
         }

@@ -272,7 +272,6 @@ fn training_frames(
 /// The neural interpolator (`model.tnn`, 000) trained on the training simulation; the last
 /// frames of the training motion are held out for validation (`train.validation`).
 pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
-    use burn::backend::{Autodiff, Flex};
     let job = ctx.job;
     let cfg = job
         .neural_config
@@ -280,7 +279,6 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
         .ok_or_else(|| Error::Invalid("the job has no neural method".into()))?;
     let groom = prepared(&ctx.out)?;
     let (train_set, val_set) = training_frames(ctx, &groom, cfg)?;
-    let dev = burn::backend::flex::FlexDevice;
     let quiet = ctx.quiet;
     let mut progress = super::progress::FrameProgress::steps("train", cfg.train.steps as u64, quiet);
     let mut report = |r: &crate::neural::interp::train::StepReport| {
@@ -298,14 +296,14 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
         true
     };
     let ckpt = ctx.out.join("model.tnn.ckpt");
-    let trained = crate::neural::interp::train::train::<Autodiff<Flex>>(
+    let trained = job.neural.device.run(crate::neural::interp::train::Training {
         cfg,
-        &train_set,
-        &val_set,
-        &dev,
-        Some((&ckpt, true)),
-        &mut report,
-    )?;
+        train: &train_set,
+        val: &val_set,
+        checkpoint: Some((&ckpt, true)),
+        score_untrained: false,
+        report: &mut report,
+    })?;
     progress.finish();
     let (best_step, best) = trained.progress.best.unwrap_or_default();
     let summary = serde_json::json!({
@@ -323,7 +321,7 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
     // out, so a cached model.tnn must not carry stale ones).
     let mut w_cfg = cfg.clone();
     w_cfg.displace = None;
-    crate::neural::interp::train::model_file(&w_cfg, &trained.net, summary.clone()).write(&path)?;
+    crate::neural::interp::train::model_file_of(&w_cfg, trained.weights, summary.clone()).write(&path)?;
     let report_path = ctx.out.join("neural.json");
     tress_formats::atomic::write(
         &report_path,
@@ -347,7 +345,6 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
 /// discriminator with `model.tnn` fixed, on the same frames: `displaced.tnn` (the interpolator
 /// with the generator) and `displace.json`.
 pub fn displace(ctx: &Ctx) -> Result<Vec<String>> {
-    use burn::backend::{Autodiff, Flex};
     let job = ctx.job;
     let cfg = job
         .neural_config
@@ -358,9 +355,7 @@ pub fn displace(ctx: &Ctx) -> Result<Vec<String>> {
         .as_ref()
         .ok_or_else(|| Error::Invalid("the neural config has no [displace] section".into()))?;
     let groom = prepared(&ctx.out)?;
-    let dev = burn::backend::flex::FlexDevice;
     let model_path = ctx.out.join("model.tnn");
-    let (_, net, _) = crate::neural::interp::load_model::<Flex>(&model_path, &dev)?;
     let (train_set, val_set) = training_frames(ctx, &groom, cfg)?;
     let quiet = ctx.quiet;
     let mut progress = super::progress::FrameProgress::steps("displace", o.steps as u64, quiet);
@@ -372,16 +367,17 @@ pub fn displace(ctx: &Ctx) -> Result<Vec<String>> {
         true
     };
     let ckpt = ctx.out.join("displaced.tnn.ckpt");
-    let d = crate::neural::displace::train::train::<Autodiff<Flex>>(
-        cfg,
-        o,
-        &net,
-        &train_set,
-        &val_set,
-        &dev,
-        Some((&ckpt, true)),
-        &mut report,
-    )?;
+    let d = job
+        .neural
+        .device
+        .run(crate::neural::displace::train::DisplaceTraining {
+            model: &model_path,
+            o,
+            train: &train_set,
+            val: &val_set,
+            checkpoint: Some((&ckpt, true)),
+            report: &mut report,
+        })?;
     progress.finish();
     let (best_step, best) = d.progress.best.unwrap_or_default();
     let summary = serde_json::json!({
@@ -392,7 +388,7 @@ pub fn displace(ctx: &Ctx) -> Result<Vec<String>> {
         "stopped_early": d.stopped_early,
     });
     let model = crate::neural::file::NeuralFile::read(&model_path)?;
-    crate::neural::displace::train::with_generator(model, o, &d.fnet, summary.clone())
+    crate::neural::displace::train::with_generator_of(model, o, d.generator, summary.clone())
         .write(&ctx.out.join("displaced.tnn"))?;
     let report_path = ctx.out.join("displace.json");
     tress_formats::atomic::write(
@@ -433,23 +429,18 @@ pub fn interpolator(
         let path = ctx
             .out
             .join(if displaced { "displaced.tnn" } else { "model.tnn" });
-        let n = crate::neural::interp::NeuralInterpolator::<crate::neural::interp::apply::Cpu>::load(
-            &path,
+        let n = job.neural.device.run(crate::neural::interp::apply::Load {
+            path: &path,
             groom,
-            burn::backend::flex::FlexDevice,
-        )?;
-        let n = if row.no_displacement {
-            n.without_displacement()
-        } else {
-            n
-        };
-        if n.guide_strands() != guides {
+            displacement: !row.no_displacement,
+        })?;
+        if n.guides != guides {
             return Err(Error::Invalid(format!(
                 "{}: the model's uv-grid guides are not the job's guides.json",
                 path.display()
             )));
         }
-        return Ok(Box::new(n));
+        return Ok(n.interp);
     }
     let skinning = row
         .method

@@ -494,13 +494,23 @@ pub fn train<B: AutodiffBackend>(
 /// `model` (an interpolator's model file) with the generator added: section `displace`,
 /// header `displace` (options and training summary).
 pub fn with_generator<B: Backend>(
-    mut model: NeuralFile,
+    model: NeuralFile,
     o: &DisplaceOptions,
     fnet: &DisplaceNet<B>,
     summary: serde_json::Value,
 ) -> NeuralFile {
+    with_generator_of(model, o, module_to_bytes(fnet), summary)
+}
+
+/// [`with_generator`] from the generator's bytes.
+pub fn with_generator_of(
+    mut model: NeuralFile,
+    o: &DisplaceOptions,
+    generator: Vec<u8>,
+    summary: serde_json::Value,
+) -> NeuralFile {
     model.sections.retain(|(n, _)| n != "displace");
-    model.sections.push(("displace".into(), module_to_bytes(fnet)));
+    model.sections.push(("displace".into(), generator));
     model.header["displace"] = serde_json::json!({
         "options": o,
         "paper": "Lyu et al. 2020 (000) §4.3, F_β trained against D_γ (Eq. 10)",
@@ -524,4 +534,47 @@ pub fn load_generator<B: Backend>(
         .map_err(|e| bad(&format!("bad displacement options in the header: {e}")))?;
     o.validate().map_err(|e| bad(&e.to_string()))?;
     gen_from_bytes(cfg, &o, bytes, dev, path).map(Some)
+}
+
+/// A training of F_β as a task for any device ([`crate::neural::device::DeviceKind::run`]):
+/// W_θ is read from its model file onto the device, then [`train`].
+pub struct DisplaceTraining<'a> {
+    pub model: &'a Path,
+    pub o: &'a DisplaceOptions,
+    pub train: &'a GridFrames,
+    pub val: &'a GridFrames,
+    pub checkpoint: Option<(&'a Path, bool)>,
+    pub report: &'a mut dyn FnMut(&DisplaceStep) -> bool,
+}
+
+/// What a [`DisplaceTraining`] gives back, off its device.
+pub struct TrainedGenerator {
+    /// The kept generator's weights ([`with_generator_of`]).
+    pub generator: Vec<u8>,
+    pub progress: DisplaceProgress,
+    pub seconds: f64,
+    pub stopped_early: bool,
+}
+
+impl crate::neural::device::OnDevice for DisplaceTraining<'_> {
+    type Output = TrainedGenerator;
+    fn run<B: AutodiffBackend>(self, dev: B::Device) -> Result<TrainedGenerator> {
+        let (cfg, net, _) = crate::neural::interp::load_model::<B::InnerBackend>(self.model, &dev)?;
+        let t = train::<B>(
+            &cfg,
+            self.o,
+            &net,
+            self.train,
+            self.val,
+            &dev,
+            self.checkpoint,
+            self.report,
+        )?;
+        Ok(TrainedGenerator {
+            generator: module_to_bytes(&t.fnet),
+            progress: t.progress,
+            seconds: t.seconds,
+            stopped_early: t.stopped_early,
+        })
+    }
 }

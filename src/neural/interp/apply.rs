@@ -141,6 +141,36 @@ impl<B: Backend> NeuralInterpolator<B> {
     }
 }
 
+/// A model file's interpolator loaded onto a device ([`crate::neural::device::DeviceKind::run`]),
+/// with or without its fine-scale displacement generator.
+pub struct Load<'a> {
+    pub path: &'a std::path::Path,
+    pub groom: &'a Groom,
+    pub displacement: bool,
+}
+
+/// A loaded neural interpolator behind the upsampling seam, and its uv-grid guides.
+pub struct Loaded {
+    pub interp: Box<dyn Interpolator>,
+    pub guides: Vec<usize>,
+}
+
+impl crate::neural::device::OnDevice for Load<'_> {
+    type Output = Loaded;
+    fn run<AB: burn::tensor::backend::AutodiffBackend>(self, dev: AB::Device) -> Result<Loaded> {
+        let n = NeuralInterpolator::<AB::InnerBackend>::load(self.path, self.groom, dev)?;
+        let n = if self.displacement {
+            n
+        } else {
+            n.without_displacement()
+        };
+        Ok(Loaded {
+            guides: n.guide_strands().to_vec(),
+            interp: Box::new(n),
+        })
+    }
+}
+
 impl<B: Backend> Interpolator for NeuralInterpolator<B>
 where
     B::Device: Send + Sync,

@@ -427,6 +427,11 @@ pub fn model_file<B: Backend>(
     net: &WeightNet<B>,
     summary: serde_json::Value,
 ) -> NeuralFile {
+    model_file_of(cfg, net_to_bytes(net), summary)
+}
+
+/// The model file of a trained interpolator's weights (as [`net_to_bytes`] gives them).
+pub fn model_file_of(cfg: &InterpConfig, weights: Vec<u8>, summary: serde_json::Value) -> NeuralFile {
     NeuralFile {
         header: serde_json::json!({
             "kind": "interp",
@@ -437,7 +442,50 @@ pub fn model_file<B: Backend>(
             "training": summary,
             "build": crate::build_id(),
         }),
-        sections: vec![("weights".into(), net_to_bytes(net))],
+        sections: vec![("weights".into(), weights)],
+    }
+}
+
+/// A training of W_θ as a task for any device ([`crate::neural::device::DeviceKind::run`]):
+/// the untrained network scored first (with `score_untrained`), then [`train`].
+pub struct Training<'a> {
+    pub cfg: &'a InterpConfig,
+    pub train: &'a GridFrames,
+    pub val: &'a GridFrames,
+    pub checkpoint: Option<(&'a Path, bool)>,
+    pub score_untrained: bool,
+    pub report: &'a mut dyn FnMut(&StepReport) -> bool,
+}
+
+/// What a [`Training`] gives back, off its device.
+pub struct TrainedModel {
+    /// The kept network's weights ([`model_file_of`]).
+    pub weights: Vec<u8>,
+    pub untrained: Option<Validation>,
+    pub progress: Progress,
+    pub seconds: f64,
+    pub stopped_early: bool,
+}
+
+impl crate::neural::device::OnDevice for Training<'_> {
+    type Output = TrainedModel;
+    fn run<B: AutodiffBackend>(self, dev: B::Device) -> Result<TrainedModel> {
+        let untrained = self.score_untrained.then(|| {
+            validate(
+                &init_net::<B::InnerBackend>(self.cfg, &dev),
+                self.val,
+                self.cfg.train.batch,
+                &dev,
+            )
+        });
+        let t = train::<B>(self.cfg, self.train, self.val, &dev, self.checkpoint, self.report)?;
+        Ok(TrainedModel {
+            weights: net_to_bytes(&t.net),
+            untrained,
+            progress: t.progress,
+            seconds: t.seconds,
+            stopped_early: t.stopped_early,
+        })
     }
 }
 
