@@ -724,6 +724,61 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
     let st = statuses(&run(&["run", job.to_str().unwrap(), "--json"]));
     assert_eq!(st.get("train").map(String::as_str), Some("cached"), "{st:?}");
     assert_eq!(st.get("displace").map(String::as_str), Some("ran"), "{st:?}");
+    // 000 Table 1's loss ablations: each its own W_θ, trained without the terms, its own row;
+    // adding them trains only them.
+    let with_ablations = std::fs::read_to_string(&job).unwrap().replace(
+        "config = \"nn.toml\"",
+        "config = \"nn.toml\"\nablations = [\"data_only\", \"no_length\"]",
+    );
+    std::fs::write(&job, &with_ablations).unwrap();
+    let st = statuses(&run(&["run", job.to_str().unwrap(), "--json"]));
+    assert_eq!(st.get("train").map(String::as_str), Some("cached"), "{st:?}");
+    assert_eq!(st.get("displace").map(String::as_str), Some("cached"), "{st:?}");
+    assert_eq!(st.get("ablate").map(String::as_str), Some("ran"), "{st:?}");
+    let loss_of = |file: &str| {
+        tress::neural::file::NeuralFile::read(&out.join(file))
+            .unwrap()
+            .header["config"]["loss"]
+            .clone()
+    };
+    let (full, data_only, no_length) = (
+        loss_of("model.tnn"),
+        loss_of("model.data_only.tnn"),
+        loss_of("model.no_length.tnn"),
+    );
+    assert!(full["length"].as_f64().unwrap() > 0.0 && full["tempo"].as_f64().unwrap() > 0.0);
+    assert_eq!(data_only["data"], full["data"]);
+    for k in ["length", "snap", "tempo"] {
+        assert_eq!(data_only[k].as_f64(), Some(0.0), "{data_only}");
+    }
+    assert_eq!(no_length["length"].as_f64(), Some(0.0));
+    assert_eq!(no_length["tempo"], full["tempo"]);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("neural interpolation, L_data only (w/o displacement)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("neural interpolation, w/o L_len (w/o displacement)"),
+        "{md}"
+    );
+    // The row is the ablated model through `tress upsample`.
+    let m = out.join("model.no_length.tnn");
+    upsample_job_guides(&out, &["--method", "neural", "--model", m.to_str().unwrap()], &up);
+    assert_eq!(
+        tress::pipeline::stage::file_sha256(&up).unwrap(),
+        tress::pipeline::stage::file_sha256(&out.join("parts/neural_no_length.1-8.tcache")).unwrap()
+    );
+    // An ablation the config already is (no L_snap with a snap weight of 0) is refused.
+    std::fs::write(&job, with_ablations.replace("\"no_length\"", "\"no_snap\"")).unwrap();
+    std::fs::write(dir.join("nn.toml"), format!("{nn}[loss]\nsnap = 0.0\n")).unwrap();
+    let o = common::tress(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        common::stderr(&o).contains("neural.ablations: no_snap"),
+        "{}",
+        common::stderr(&o)
+    );
     // A grid too small for the generator is an error naming the way out, before anything runs.
     std::fs::write(dir.join("nn.toml"), nn.replace("n = 18", "n = 8")).unwrap();
     let o = common::tress(&["run", job.to_str().unwrap()]);

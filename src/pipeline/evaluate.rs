@@ -44,7 +44,11 @@ pub struct MetricsFile {
 fn oracle_rows(rows: &[MethodRow]) -> Vec<MethodRow> {
     let mut out: Vec<MethodRow> = Vec::new();
     // The hair mesh and the drape have no guides to feed the ground truth's in place of.
-    for r in rows.iter().filter(|r| !r.method.without_guides()) {
+    // Nor do the loss ablations (000 Table 1 compares them on simulated guides).
+    for r in rows
+        .iter()
+        .filter(|r| !r.method.without_guides() && r.loss.is_none())
+    {
         if out.iter().any(|o| {
             o.method == r.method && o.projection == r.projection && o.no_displacement == r.no_displacement
         }) {
@@ -61,6 +65,7 @@ fn oracle_rows(rows: &[MethodRow]) -> Vec<MethodRow> {
             two_way: false,
             projection: r.projection,
             no_displacement: r.no_displacement,
+            loss: None,
         });
     }
     out

@@ -200,6 +200,10 @@ pub struct NeuralSpec {
     /// Override the displacement generator's steps (`[displace]` of the config; 0: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub displace_steps: Option<usize>,
+    /// 000 Table 1's ablations: W_θ trained again without some loss terms (`data_only`,
+    /// `no_length`, `no_snap`, `no_tempo`), each scored as a row of its own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ablations: Vec<crate::neural::interp::loss::LossAblation>,
     /// Where the networks train and run: "cpu" (Flex) or "cuda" (a build with the `cuda`
     /// feature and an NVIDIA GPU).
     #[serde(skip_serializing_if = "is_cpu")]
@@ -216,6 +220,7 @@ impl Default for NeuralSpec {
             config: "interp_small".into(),
             steps: None,
             displace_steps: None,
+            ablations: Vec::new(),
             device: Default::default(),
         }
     }
@@ -356,6 +361,10 @@ pub struct MethodRow {
     /// added when the model has a displacement generator).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub no_displacement: bool,
+    /// The neural interpolator trained without some loss terms (000 Table 1's ablation rows,
+    /// `[neural] ablations`): its own W_θ, without a displacement generator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<crate::neural::interp::loss::LossAblation>,
 }
 
 impl MethodRow {
@@ -387,6 +396,12 @@ impl MethodRow {
             Method::Nearest => "nearest guide",
             Method::Static => "static skinning",
             Method::Adaptive => "adaptive skinning",
+            Method::Neural if self.loss.is_some() => {
+                return format!(
+                    "{guides} guides + neural interpolation, {} (w/o displacement){correction}",
+                    self.loss.expect("some").describe()
+                );
+            }
             Method::Neural if self.no_displacement => "neural interpolation w/o fine-scale displacement",
             Method::Neural => "neural interpolation",
             Method::Hairmesh => return format!("hair-mesh simulation{correction}"),
@@ -805,6 +820,7 @@ impl Job {
                 two_way: false,
                 projection: guides.resolve_collisions,
                 no_displacement: false,
+                loss: None,
             });
         }
         if rows.iter().any(|r| r.method == Method::Hairmesh) {
@@ -838,6 +854,7 @@ impl Job {
                 two_way: false,
                 projection: guides.resolve_collisions,
                 no_displacement: false,
+                loss: None,
             });
         }
         if rows.iter().any(|r| r.method == Method::Drape) {
@@ -873,6 +890,42 @@ impl Job {
                 })
                 .collect();
             rows.extend(ablations);
+        }
+        // 000 Table 1's loss ablations: one row each after the first neural row.
+        if let Some(c) = &neural_config {
+            let mut seen = Vec::new();
+            for &a in &neural.ablations {
+                if seen.contains(&a) {
+                    return Err(Error::Invalid(format!(
+                        "{origin}: neural.ablations lists {} twice",
+                        a.id()
+                    )));
+                }
+                seen.push(a);
+                if a.apply(&c.loss).is_none() {
+                    return Err(Error::Invalid(format!(
+                        "{origin}: neural.ablations: {}: the config ({}) already trains without it",
+                        a.id(),
+                        neural.config
+                    )));
+                }
+            }
+            if let Some(first) = rows
+                .iter()
+                .find(|r| r.method == Method::Neural && !r.no_displacement)
+                .cloned()
+            {
+                rows.extend(neural.ablations.iter().map(|&a| MethodRow {
+                    key: format!("{}~{}", first.key, a.id()),
+                    no_displacement: false,
+                    loss: Some(a),
+                    ..first.clone()
+                }));
+            }
+        } else if !neural.ablations.is_empty() {
+            return Err(Error::Invalid(format!(
+                "{origin}: neural.ablations needs the neural method in guides.methods"
+            )));
         }
         let training = match t.get("training") {
             Some(v) => {
@@ -1231,6 +1284,7 @@ fn parse_rows(g: &GuideSpec, origin: &str) -> Result<Vec<MethodRow>> {
             two_way,
             projection,
             no_displacement: false,
+            loss: None,
         });
     }
     Ok(rows)

@@ -92,6 +92,7 @@ pub fn applies(job: &Job, stage: Stage) -> bool {
             job.rows.iter().any(|r| r.method == Method::Neural)
                 && job.neural_config.as_ref().is_some_and(|c| c.displace.is_some())
         }
+        Stage::Ablate => job.rows.iter().any(|r| r.loss.is_some()),
         Stage::TwoWay => job.rows.iter().any(|r| r.two_way),
         Stage::Hairmesh => job.rows.iter().any(|r| r.method == Method::Hairmesh),
         Stage::Drape => job.rows.iter().any(|r| r.method == Method::Drape),
@@ -103,12 +104,13 @@ pub fn applies(job: &Job, stage: Stage) -> bool {
 /// step must wait for. Stages that do not apply to the job are left out.
 pub fn upstream(job: &Job, stage: Stage) -> Vec<Stage> {
     use Stage::*;
-    let models = [Fit, Train, Displace];
+    let models = [Fit, Train, Displace, Ablate];
     let mut up: Vec<Stage> = match stage {
         Prepare => vec![],
         TrainSim | Simulate => vec![Prepare],
         Train => vec![Prepare, TrainSim],
         Displace => vec![Prepare, TrainSim, Train],
+        Ablate => vec![Prepare, TrainSim],
         Fit => vec![Prepare, Guides, TrainSim],
         Guides if job.guides.selection == super::job::Selection::Sparse => vec![Prepare, TrainSim],
         Guides => vec![Prepare],
@@ -174,6 +176,14 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
         if applies(j, Stage::Displace) {
             up.push(ctx.input(Stage::Displace, "displaced.tnn")?.clone());
         }
+        if applies(j, Stage::Ablate) {
+            for a in &j.neural.ablations {
+                up.push(
+                    ctx.input(Stage::Ablate, &super::stages::ablated_model(*a))?
+                        .clone(),
+                );
+            }
+        }
         Ok(up)
     };
     let rows = json!({
@@ -216,6 +226,19 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
                     j,
                     json!({"displace": j.neural_config.as_ref().and_then(|c| c.displace.clone())}),
                 ),
+                up,
+            )
+        }
+        Stage::Ablate => {
+            let mut up = prepared(ctx)?;
+            up.push(training(ctx)?);
+            // The same config as W_θ's, less the displacement generator, per ablation.
+            let w = j.neural_config.clone().map(|mut c| {
+                c.displace = None;
+                c
+            });
+            (
+                on_device(j, json!({"neural": w, "ablations": j.neural.ablations})),
                 up,
             )
         }
@@ -393,6 +416,7 @@ fn select(job: &Job, opts: &RunOptions) -> Result<Vec<Stage>> {
                     Stage::Fit => "a static or adaptive method",
                     Stage::Train => "the neural method",
                     Stage::Displace => "the neural method with a [displace] section in its config",
+                    Stage::Ablate => "the neural method and [neural] ablations",
                     Stage::Hairmesh => "the hairmesh method ([hairmesh] enabled = true)",
                     Stage::Drape => "the drape method ([drape] enabled = true)",
                     _ => "a two-way method",
@@ -555,6 +579,7 @@ pub fn run_with(job: &Job, opts: &RunOptions, finished: &mut dyn FnMut(&Path)) -
             Stage::Fit => stages::fit(&ctx)?,
             Stage::Train => stages::train(&ctx)?,
             Stage::Displace => stages::displace(&ctx)?,
+            Stage::Ablate => stages::ablate(&ctx)?,
             Stage::GuideSim => stages::simulate(&ctx, true)?,
             Stage::TwoWay => stages::two_way(&ctx)?,
             Stage::Hairmesh => stages::hairmesh(&ctx)?,

@@ -33,6 +33,8 @@ pub enum Stage {
     /// Its fine-scale displacement generator, trained with the interpolator fixed (neural jobs
     /// whose config has `[displace]`).
     Displace,
+    /// The interpolator trained again without some loss terms (`[neural] ablations`, 000 Table 1).
+    Ablate,
     /// The guides simulated alone.
     GuideSim,
     /// The guides simulated with two-way collision correction (jobs with two-way rows).
@@ -55,7 +57,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 16] = [
+    pub const ALL: [Stage; 17] = [
         Stage::Prepare,
         Stage::TrainSim,
         Stage::Simulate,
@@ -63,6 +65,7 @@ impl Stage {
         Stage::Fit,
         Stage::Train,
         Stage::Displace,
+        Stage::Ablate,
         Stage::GuideSim,
         Stage::TwoWay,
         Stage::Hairmesh,
@@ -83,6 +86,7 @@ impl Stage {
             Stage::Fit => "fit",
             Stage::Train => "train",
             Stage::Displace => "displace",
+            Stage::Ablate => "ablate",
             Stage::GuideSim => "guide_sim",
             Stage::TwoWay => "two_way",
             Stage::Hairmesh => "hairmesh",

@@ -341,6 +341,81 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
     Ok(vec!["model.tnn".into(), "neural.json".into()])
 }
 
+/// The file of W_θ trained without the loss terms of ablation `a`.
+pub fn ablated_model(a: crate::neural::interp::loss::LossAblation) -> String {
+    format!("model.{}.tnn", a.id())
+}
+
+/// 000 Table 1's loss ablations (`[neural] ablations`): W_θ trained again on the same frames,
+/// seed and steps with some loss terms left out, one model each (`model.<ablation>.tnn`), and
+/// their figures (`ablate.json`).
+pub fn ablate(ctx: &Ctx) -> Result<Vec<String>> {
+    let job = ctx.job;
+    let base = job
+        .neural_config
+        .as_ref()
+        .ok_or_else(|| Error::Invalid("the job has no neural method".into()))?;
+    let groom = prepared(&ctx.out)?;
+    let (train_set, val_set) = training_frames(ctx, &groom, base)?;
+    let quiet = ctx.quiet;
+    let mut outputs = Vec::new();
+    let mut figures = serde_json::Map::new();
+    for &a in &job.neural.ablations {
+        let mut cfg = base.clone();
+        cfg.displace = None;
+        cfg.loss = a
+            .apply(&base.loss)
+            .ok_or_else(|| Error::Invalid(format!("neural.ablations: {} changes nothing", a.id())))?;
+        let name = ablated_model(a);
+        if !quiet {
+            eprintln!("           {}: {}", a.id(), a.describe());
+        }
+        let mut progress = super::progress::FrameProgress::steps("ablate", cfg.train.steps as u64, quiet);
+        let mut report = |r: &crate::neural::interp::train::StepReport| {
+            progress.tick(r.step);
+            true
+        };
+        let ckpt = ctx.out.join(format!("{name}.ckpt"));
+        let trained = job.neural.device.run(crate::neural::interp::train::Training {
+            cfg: &cfg,
+            train: &train_set,
+            val: &val_set,
+            checkpoint: Some((&ckpt, true)),
+            score_untrained: false,
+            report: &mut report,
+        })?;
+        progress.finish();
+        let (best_step, best) = trained.progress.best.unwrap_or_default();
+        let summary = serde_json::json!({
+            "ablation": a,
+            "loss": cfg.loss,
+            "steps": trained.progress.step,
+            "best_step": best_step,
+            "validation": best,
+            "seconds": trained.seconds,
+        });
+        crate::neural::interp::train::model_file_of(&cfg, trained.weights, summary.clone())
+            .write(&ctx.out.join(&name))?;
+        let _ = std::fs::remove_file(&ckpt);
+        if !quiet {
+            eprintln!(
+                "           {} steps in {:.0} s; best at step {best_step}: validation RMSE {:.3} cm",
+                trained.progress.step, trained.seconds, best.rmse_cm
+            );
+        }
+        figures.insert(a.id().into(), summary);
+        outputs.push(name);
+    }
+    let report_path = ctx.out.join("ablate.json");
+    tress_formats::atomic::write(
+        &report_path,
+        serde_json::to_string_pretty(&figures).expect("json").as_bytes(),
+    )
+    .map_err(|e| crate::error::output_error(&report_path, e))?;
+    outputs.push("ablate.json".into());
+    Ok(outputs)
+}
+
 /// The neural interpolator's fine-scale displacement generator (000 §4.3), trained against its
 /// discriminator with `model.tnn` fixed, on the same frames: `displaced.tnn` (the interpolator
 /// with the generator) and `displace.json`.
@@ -426,9 +501,11 @@ pub fn interpolator(
     }
     if row.method == crate::guides::Method::Neural {
         let displaced = job.neural_config.as_ref().is_some_and(|c| c.displace.is_some());
-        let path = ctx
-            .out
-            .join(if displaced { "displaced.tnn" } else { "model.tnn" });
+        let path = ctx.out.join(match row.loss {
+            Some(a) => ablated_model(a),
+            None if displaced => "displaced.tnn".into(),
+            None => "model.tnn".into(),
+        });
         let n = job.neural.device.run(crate::neural::interp::apply::Load {
             path: &path,
             groom,

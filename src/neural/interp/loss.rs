@@ -47,6 +47,61 @@ impl LossWeights {
     }
 }
 
+/// A training without some of the loss's terms: 000 Table 1's ablation rows (L_data only, w/o
+/// L_len, w/o L_snap) and w/o L_tempo (000 Fig. 13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossAblation {
+    DataOnly,
+    NoLength,
+    NoSnap,
+    NoTempo,
+}
+
+impl LossAblation {
+    pub const ALL: [LossAblation; 4] = [
+        LossAblation::DataOnly,
+        LossAblation::NoLength,
+        LossAblation::NoSnap,
+        LossAblation::NoTempo,
+    ];
+
+    /// As jobs and file names write it.
+    pub fn id(self) -> &'static str {
+        match self {
+            LossAblation::DataOnly => "data_only",
+            LossAblation::NoLength => "no_length",
+            LossAblation::NoSnap => "no_snap",
+            LossAblation::NoTempo => "no_tempo",
+        }
+    }
+
+    /// As reports write it (000 Table 1's row names).
+    pub fn describe(self) -> &'static str {
+        match self {
+            LossAblation::DataOnly => "L_data only",
+            LossAblation::NoLength => "w/o L_len",
+            LossAblation::NoSnap => "w/o L_snap",
+            LossAblation::NoTempo => "w/o L_tempo",
+        }
+    }
+
+    /// `w` without the ablated terms; `None` when they are already off (the ablation would be
+    /// the full model again).
+    pub fn apply(self, w: &LossWeights) -> Option<LossWeights> {
+        let out = match self {
+            LossAblation::DataOnly => LossWeights {
+                data: w.data,
+                ..LossWeights::data_only()
+            },
+            LossAblation::NoLength => LossWeights { length: 0.0, ..*w },
+            LossAblation::NoSnap => LossWeights { snap: 0.0, ..*w },
+            LossAblation::NoTempo => LossWeights { tempo: 0.0, ..*w },
+        };
+        (out != *w).then_some(out)
+    }
+}
+
 /// The terms of one batch (unweighted) and their weighted sum.
 pub struct LossTerms<B: Backend> {
     pub total: Tensor<B, 1>,
