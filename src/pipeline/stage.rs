@@ -33,7 +33,8 @@ pub enum Stage {
     /// Its fine-scale displacement generator, trained with the interpolator fixed (neural jobs
     /// whose config has `[displace]`).
     Displace,
-    /// The interpolator trained again without some loss terms (`[neural] ablations`, 000 Table 1).
+    /// The interpolator trained again without some loss terms, one model each (`[neural]
+    /// ablations`).
     Ablate,
     /// The guides simulated alone.
     GuideSim,
