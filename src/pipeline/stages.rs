@@ -269,14 +269,18 @@ fn training_frames(
     crate::neural::data::GridFrames::load_split(grid, &mut frames, cfg.train.validation, cfg.train.batch)
 }
 
+/// The job's neural training config (train, displace and ablate stages).
+fn neural_config(job: &super::job::Job) -> Result<&crate::neural::interp::InterpConfig> {
+    job.neural_config
+        .as_ref()
+        .ok_or_else(|| Error::Invalid("the job has no neural method".into()))
+}
+
 /// The neural interpolator (`model.tnn`, 000) trained on the training simulation; the last
 /// frames of the training motion are held out for validation (`train.validation`).
 pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
     let job = ctx.job;
-    let cfg = job
-        .neural_config
-        .as_ref()
-        .ok_or_else(|| Error::Invalid("the job has no neural method".into()))?;
+    let cfg = neural_config(job)?;
     let groom = prepared(&ctx.out)?;
     let (train_set, val_set) = training_frames(ctx, &groom, cfg)?;
     let quiet = ctx.quiet;
@@ -351,10 +355,7 @@ pub fn ablated_model(a: crate::neural::interp::loss::LossAblation) -> String {
 /// their figures (`ablate.json`).
 pub fn ablate(ctx: &Ctx) -> Result<Vec<String>> {
     let job = ctx.job;
-    let base = job
-        .neural_config
-        .as_ref()
-        .ok_or_else(|| Error::Invalid("the job has no neural method".into()))?;
+    let base = neural_config(job)?;
     let groom = prepared(&ctx.out)?;
     let (train_set, val_set) = training_frames(ctx, &groom, base)?;
     let quiet = ctx.quiet;
@@ -421,10 +422,7 @@ pub fn ablate(ctx: &Ctx) -> Result<Vec<String>> {
 /// with the generator) and `displace.json`.
 pub fn displace(ctx: &Ctx) -> Result<Vec<String>> {
     let job = ctx.job;
-    let cfg = job
-        .neural_config
-        .as_ref()
-        .ok_or_else(|| Error::Invalid("the job has no neural method".into()))?;
+    let cfg = neural_config(job)?;
     let o = cfg
         .displace
         .as_ref()
