@@ -398,10 +398,10 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
     } else {
         eprintln!(
-            "simulated {} frames: {} ms/frame ({} conjugate-gradient iterations per step); deepest penetration {} mm; smallest volume ratio {}; {} cm from rest at the end",
+            "simulated {} frames: {} ms/frame ({}); deepest penetration {} mm; smallest volume ratio {}; {} cm from rest at the end",
             report.frames,
             num(report.ms_per_frame),
-            num(report.cg_iterations),
+            crate::hairmesh::solve_words(report.cg_iterations),
             num(report.deepest_penetration as f64 * 10.0),
             num(report.min_volume_ratio),
             num(report.rest_error)

@@ -6,6 +6,7 @@
 //!   tets (002 Fig. 3), surface vertices and edges; OBJ + sidecar files.
 //! * [`build`]: a mesh fitted around a groom's strands.
 //! * [`forces`]: the volume force (002 Eq. 1–2) and Baraff–Witkin stretch, shear and bend.
+//! * [`bundles`]: direct banded solves of the step for meshes of small separate bundles.
 //! * [`solver`]: implicit Euler with Modified Conjugate Gradients (002 §3), collision handling on
 //!   the surface vertices and deformation minimization (002 §3.2, Eq. 3–4).
 //! * [`strands`]: render strands embedded in or generated inside the mesh.
@@ -15,6 +16,7 @@
 //! them to the caches.
 
 pub mod build;
+pub mod bundles;
 pub mod forces;
 pub mod interp;
 pub mod mesh;
@@ -43,7 +45,8 @@ pub struct MeshRunReport {
     pub substeps: u32,
     /// Solver time per frame (strand placement and writing excluded), ms.
     pub ms_per_frame: f64,
-    /// Mean conjugate-gradient iterations per substep.
+    /// Mean conjugate-gradient iterations per substep (0 for meshes of small bundles, solved
+    /// directly, [`bundles`]).
     pub cg_iterations: f64,
     /// Deepest mesh vertex inside a collider after any frame (cm).
     pub deepest_penetration: f32,
@@ -113,4 +116,13 @@ pub fn simulate(
         files.extend(s.finish()?);
     }
     Ok((report, files))
+}
+
+/// How a run solved its steps, for reports: direct per bundle, or conjugate gradients.
+pub fn solve_words(cg_iterations: f64) -> String {
+    if cg_iterations > 0.0 {
+        format!("{cg_iterations:.0} conjugate-gradient iterations per step")
+    } else {
+        "solved directly per bundle".into()
+    }
 }

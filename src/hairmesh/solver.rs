@@ -267,6 +267,9 @@ pub struct HairMeshSim {
     pub timing: SolverTiming,
     /// Contact normals and collider velocities of the vertices corrected in the last step.
     contacts: Vec<Option<(DVec3, DVec3)>>,
+    /// Direct solves per bundle, for meshes of small separate bundles (else conjugate
+    /// gradients).
+    bundles: Option<super::bundles::BundleSolver>,
 }
 
 fn to_d(p: Vec3) -> DVec3 {
@@ -513,7 +516,9 @@ impl HairMeshSim {
         }
         let laplacian = CsrMatrix::from(&coo);
 
+        let bundles = super::bundles::BundleSolver::new(&mesh, &a);
         Ok(HairMeshSim {
+            bundles,
             external: mesh.external(),
             x,
             v: vec![DVec3::ZERO; n],
@@ -822,6 +827,29 @@ impl HairMeshSim {
         it
     }
 
+    /// The step solved exactly bundle by bundle ([`super::bundles`]): `Δv = z + y` with
+    /// `(S A S + I − S) y = S (b − A z)`, the system the modified conjugate gradients solve.
+    /// `false` (nothing done) for meshes with large bundles or a matrix that is not positive
+    /// definite.
+    fn solve_bundles(&mut self, b: &[DVec3], filter: &[Filter], z: &[DVec3], dv: &mut [DVec3]) -> bool {
+        let Some(mut solver) = self.bundles.take() else {
+            return false;
+        };
+        let n = b.len();
+        let mut q = vec![DVec3::ZERO; n];
+        self.mul(z, &mut q);
+        let rhs: Vec<DVec3> = (0..n).map(|i| filter[i].apply(b[i] - q[i])).collect();
+        let s: Vec<DMat3> = filter.iter().map(|f| projector(*f)).collect();
+        let ok = solver.solve(&self.a, &s, &rhs, dv);
+        self.bundles = Some(solver);
+        if ok {
+            for i in 0..n {
+                dv[i] = z[i] + filter[i].apply(dv[i]);
+            }
+        }
+        ok
+    }
+
     /// `t = (D + L)⁻¹ v` on the filtered system: column by column from the first, each solved
     /// exactly and then pushing its coupling to the later columns (the upper blocks of its rows,
     /// transposed). `acc` is scratch.
@@ -915,7 +943,9 @@ impl HairMeshSim {
         self.assemble(h, &mut b);
         let assembled = clock.elapsed().as_secs_f64();
         let mut dv = vec![DVec3::ZERO; n];
-        stats.cg_iterations += self.mcg(h, &b, &filter, &z, &mut dv);
+        if !self.solve_bundles(&b, &filter, &z, &mut dv) {
+            stats.cg_iterations += self.mcg(h, &b, &filter, &z, &mut dv);
+        }
         self.prev_dv.rotate_right(1);
         self.prev_dv[0].copy_from_slice(&dv);
         self.solves += 1;
@@ -1047,6 +1077,15 @@ impl HairMeshSim {
             }
             y[i] = s;
         }
+    }
+}
+
+/// The projection of a filter: `I`, `I − n nᵀ` or `0`.
+fn projector(f: Filter) -> DMat3 {
+    match f {
+        Filter::Free => DMat3::IDENTITY,
+        Filter::Plane(nrm) => DMat3::IDENTITY - DMat3::from_cols(nrm * nrm.x, nrm * nrm.y, nrm * nrm.z),
+        Filter::Fixed => DMat3::ZERO,
     }
 }
 
@@ -1211,11 +1250,6 @@ impl ColumnPreconditioner {
         let n = filter.len();
         let layers = sim.mesh.layers;
         let vals = sim.a.values();
-        let projector = |f: Filter| match f {
-            Filter::Free => DMat3::IDENTITY,
-            Filter::Plane(nrm) => DMat3::IDENTITY - DMat3::from_cols(nrm * nrm.x, nrm * nrm.y, nrm * nrm.z),
-            Filter::Fixed => DMat3::ZERO,
-        };
         let mut factor = vec![ColumnFactor::default(); n];
         let mut up = vec![DMat3::ZERO; n];
         let mut diag = vec![DMat3::ZERO; n];
@@ -1586,10 +1620,45 @@ mod tests {
     /// solve) to their tolerance, with the constrained components equal to the prescribed ones.
     #[test]
     fn modified_conjugate_gradients_solve_the_filtered_system() {
+        solves_the_filtered_system("MCG", 1e-5, |sim, h, b, filter, z, dv| {
+            sim.params.cg_tolerance = 1e-8;
+            sim.params.cg_max_iterations = 2000;
+            assert!(sim.mcg(h, b, filter, z, dv) < 2000);
+        });
+    }
+
+    /// A mesh of small bundles is solved directly (banded Cholesky per bundle), to the same
+    /// filtered system; a wide sheet is not.
+    #[test]
+    fn small_bundles_are_solved_directly_to_the_filtered_system() {
+        solves_the_filtered_system("bundles", 1e-9, |sim, _, b, filter, z, dv| {
+            assert!(
+                sim.solve_bundles(b, filter, z, dv),
+                "the 3 × 3-column test mesh is direct"
+            );
+        });
+        let wide = HairMesh::procedural(&ProceduralMesh {
+            columns_u: 4,
+            columns_v: 4,
+            ..Default::default()
+        })
+        .unwrap();
+        let sim = HairMeshSim::new(wide, HairMeshParams::default(), None, 0.0).unwrap();
+        assert!(
+            sim.bundles.is_none(),
+            "16 columns in one bundle: conjugate gradients"
+        );
+    }
+
+    /// `solve` gives Δv = z + y with (S A S + I − S) y = S (b − A z) (a dense LU solve) within
+    /// `tol` relative, the constrained components as prescribed.
+    fn solves_the_filtered_system(
+        name: &str,
+        tol: f64,
+        solve: impl Fn(&mut HairMeshSim, f64, &[DVec3], &[Filter], &[DVec3], &mut [DVec3]),
+    ) {
         let h = 1.0 / 48.0;
         let (mut sim, b, filter) = assembled(h);
-        sim.params.cg_tolerance = 1e-8;
-        sim.params.cg_max_iterations = 2000;
         let n = sim.x.len();
         let z: Vec<DVec3> = (0..n)
             .map(|i| match filter[i] {
@@ -1599,9 +1668,7 @@ mod tests {
             })
             .collect();
         let mut dv = vec![DVec3::ZERO; n];
-        let its = sim.mcg(h, &b, &filter, &z, &mut dv);
-        assert!(its < 2000);
-        // Dense: Δv = z + y with (S A S + I − S) y = S (b − A z).
+        solve(&mut sim, h, &b, &filter, &z, &mut dv);
         let a = dense(&sim);
         let s_blocks: Vec<_> = filter.iter().map(|f| projector(*f)).collect();
         let mut rhs = flat(&b) - &a * flat(&z);
@@ -1612,12 +1679,12 @@ mod tests {
         let full = dense_filtered(&sim, &filter, |_, _| true);
         let want = full.lu().solve(&rhs).unwrap() + flat(&z);
         let err = (flat(&dv) - &want).amax();
-        assert!(err < 1e-5 * want.amax(), "MCG error {err} of {}", want.amax());
+        assert!(err < tol * want.amax(), "{name} error {err} of {}", want.amax());
         for i in 0..n {
             let off = dv[i] - z[i];
             assert!(
                 (off - filter[i].apply(off)).length() < 1e-12,
-                "vertex {i} left its constraint"
+                "{name}: vertex {i} left its constraint"
             );
         }
     }

@@ -309,13 +309,13 @@ fn timings_section(ctx: &Ctx) -> String {
         let r = &v["report"];
         let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
         md.push_str(&format!(
-            "\nHair mesh (002): {} vertices in {} bundles, {} tets, {} implicit steps per frame; solver {:.1} ms per frame ({:.0} conjugate-gradient iterations per step); smallest tet volume {:.2} of its rest volume; deepest vertex {:.2} cm inside a solid; {:.2} cm from the rest shape at the last frame. The `hairmesh` row's first column is the whole stage (mesh build, simulation, writing) per frame.\n",
+            "\nHair mesh (002): {} vertices in {} bundles, {} tets, {} implicit steps per frame; solver {:.1} ms per frame ({}); smallest tet volume {:.2} of its rest volume; deepest vertex {:.2} cm inside a solid; {:.2} cm from the rest shape at the last frame. The `hairmesh` row's first column is the whole stage (mesh build, simulation, writing) per frame.\n",
             r["vertices"],
             v["faces"],
             r["tets"],
             r["substeps"],
             f("ms_per_frame"),
-            f("cg_iterations"),
+            crate::hairmesh::solve_words(f("cg_iterations")),
             f("min_volume_ratio"),
             f("deepest_penetration"),
             f("rest_error"),
