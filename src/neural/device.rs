@@ -144,10 +144,11 @@ mod cuda {
                 "--device cuda: no NVIDIA driver on this machine (libcuda.so.1 could not be loaded)".into(),
             ));
         }
-        persist_caches()?;
-        let device = burn::backend::cuda::CudaDevice::default();
-        // The backend panics on CUDA errors (no device, out of memory): an error, not a crash.
+        // The backend panics on CUDA errors (no device, out of memory), and CubeCL's config on
+        // a second setting: errors, not crashes.
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            persist_caches()?;
+            let device = burn::backend::cuda::CudaDevice::default();
             task.run::<burn::backend::Autodiff<burn::backend::Cuda>>(device)
         }))
         .unwrap_or_else(|p| {
