@@ -65,6 +65,29 @@ fn time(
     Ok((1000.0 * t.elapsed().as_secs_f64() / frames as f64, sim, cg))
 }
 
+/// The default solver's figures on `mesh` (the paper's time where it gives one); the capped and
+/// one-step columns left for the caller.
+fn case(mesh: &HairMesh, paper_ms: f64, track: &HeadTrack, frames: usize, fps: f64) -> Result<Case> {
+    let params = HairMeshParams::default();
+    let n = mesh.vertex_count();
+    let (ms, sim, cg) = time(mesh, &params, track, frames, fps)?;
+    let per = |s: f64| 1000.0 * s / frames as f64;
+    Ok(Case {
+        vertices: n,
+        tets: sim.tet_count(),
+        paper_ms,
+        ms_per_frame: ms,
+        ms_per_1000_vertices: ms / n as f64 * 1000.0,
+        forces_ms: per(sim.timing.forces),
+        solve_ms: per(sim.timing.solve),
+        collisions_ms: per(sim.timing.collisions),
+        cg_iterations_per_step: cg as f64 / (frames as f64 * params.substeps as f64),
+        capped_ms_per_frame: f64::NAN,
+        one_step_ms_per_frame: f64::NAN,
+        one_step_cg_iterations: f64::NAN,
+    })
+}
+
 pub fn run(frames: usize) -> Result<Report> {
     let fps = 24.0;
     let frames = frames.max(1);
@@ -80,55 +103,26 @@ pub fn run(frames: usize) -> Result<Report> {
             length: 30.0,
             ..Default::default()
         })?;
-        let n = mesh.vertex_count();
-        let (ms, sim, cg) = time(&mesh, &params, &track, frames, fps)?;
+        let mut c = case(&mesh, paper, &track, frames, fps)?;
         let capped = HairMeshParams {
             cg_max_iterations: 30,
             ..params.clone()
         };
-        let (capped_ms, ..) = time(&mesh, &capped, &track, frames, fps)?;
+        c.capped_ms_per_frame = time(&mesh, &capped, &track, frames, fps)?.0;
         let one = HairMeshParams {
             substeps: 1,
             ..params.clone()
         };
         let (one_ms, _, one_cg) = time(&mesh, &one, &track, frames, fps)?;
-        let per = |s: f64| 1000.0 * s / frames as f64;
-        cases.push(Case {
-            vertices: n,
-            tets: sim.tet_count(),
-            paper_ms: paper,
-            ms_per_frame: ms,
-            ms_per_1000_vertices: ms / n as f64 * 1000.0,
-            forces_ms: per(sim.timing.forces),
-            solve_ms: per(sim.timing.solve),
-            collisions_ms: per(sim.timing.collisions),
-            cg_iterations_per_step: cg as f64 / (frames as f64 * params.substeps as f64),
-            capped_ms_per_frame: capped_ms,
-            one_step_ms_per_frame: one_ms,
-            one_step_cg_iterations: one_cg as f64 / frames as f64,
-        });
+        c.one_step_ms_per_frame = one_ms;
+        c.one_step_cg_iterations = one_cg as f64 / frames as f64;
+        cases.push(c);
     }
     // A mesh built from a groom (the quickstart's 2,000 straight strands): 60 separate bundles of
     // four columns, the kind `tress hairmesh build` and jobs make, solved directly per bundle.
     let groom = crate::scene::load_groom("straight", &crate::groom::Transform::default(), Some(2000))?.groom;
     let (mesh, _) = crate::hairmesh::build(&groom, &Default::default())?;
-    let n = mesh.vertex_count();
-    let (ms, sim, cg) = time(&mesh, &params, &track, frames, fps)?;
-    let per = |s: f64| 1000.0 * s / frames as f64;
-    cases.push(Case {
-        vertices: n,
-        tets: sim.tet_count(),
-        paper_ms: f64::NAN,
-        ms_per_frame: ms,
-        ms_per_1000_vertices: ms / n as f64 * 1000.0,
-        forces_ms: per(sim.timing.forces),
-        solve_ms: per(sim.timing.solve),
-        collisions_ms: per(sim.timing.collisions),
-        cg_iterations_per_step: cg as f64 / (frames as f64 * params.substeps as f64),
-        capped_ms_per_frame: f64::NAN,
-        one_step_ms_per_frame: f64::NAN,
-        one_step_cg_iterations: f64::NAN,
-    });
+    cases.push(case(&mesh, f64::NAN, &track, frames, fps)?);
     Ok(Report {
         frames,
         fps,

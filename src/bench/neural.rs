@@ -148,7 +148,8 @@ impl OnDevice for Bench<'_> {
         let mut cfg = self.cfg.clone();
         let t = Instant::now();
         let net = init_net::<B<AB>>(&cfg, &dev);
-        let weights = net_to_bytes(&net);
+        // The same weights for the CPU comparison.
+        let weights = self.compare_cpu.then(|| net_to_bytes(&net));
         let mut neural = NeuralInterpolator::<B<AB>>::new(groom, &cfg, net, dev.clone())?;
         let setup_ms = t.elapsed().as_secs_f64() * 1e3;
         let guides = neural.guide_strands().to_vec();
@@ -180,8 +181,8 @@ impl OnDevice for Bench<'_> {
         let first_frame_ms = step(&mut neural, 0, &mut full, &mut out)?;
         // The same network on the CPU, the same frame: the largest difference of any particle,
         // relative to the largest coordinate.
-        let cpu_max_relative_difference = if self.compare_cpu {
-            let cpu_net = net_from_bytes::<Flex>(&cfg, &weights, &FlexDevice, std::path::Path::new("bench"))?;
+        let cpu_max_relative_difference = if let Some(weights) = &weights {
+            let cpu_net = net_from_bytes::<Flex>(&cfg, weights, &FlexDevice, std::path::Path::new("bench"))?;
             let mut cpu = NeuralInterpolator::<Flex>::new(groom, &cfg, cpu_net, FlexDevice)?;
             let mut cpu_out = vec![Vec3::ZERO; groom.point_count()];
             step(&mut cpu, 0, &mut full, &mut cpu_out)?;

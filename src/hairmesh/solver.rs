@@ -252,9 +252,6 @@ pub struct HairMeshSim {
     diag_slot: Vec<u32>,
     /// Per vertex: the slot of its block coupling to the next vertex up its column.
     up_slot: Vec<u32>,
-    /// Per vertex: the first slot of its row coupling another column (after the diagonal and
-    /// the next vertex up).
-    off_start: Vec<u32>,
     /// The matrix's block columns again as u32, for the solver's products.
     block_col: Vec<u32>,
     laplacian: CsrMatrix<f64>,
@@ -487,8 +484,8 @@ impl HairMeshSim {
             .collect();
         // Within a column only neighbouring layers share an element (the column solve's
         // tridiagonal part); every later block of a row couples another column.
+        // (The sweeps rely on it: see `off_column`.)
         let layers = mesh.layers as u32;
-        let mut off_start = Vec::with_capacity(n);
         for (i, nb) in neighbours.iter().enumerate() {
             let i = i as u32;
             let same = nb.iter().filter(|&&j| j / layers == i / layers).count();
@@ -498,7 +495,6 @@ impl HairMeshSim {
                     "hair mesh vertex {i} shares an element with a vertex of its own column two or more layers away"
                 )));
             }
-            off_start.push((row_start[i as usize] + tri) as u32);
         }
 
         // The edge-graph Laplacian AᵀA of the deformation minimization (002 Eq. 4).
@@ -529,7 +525,6 @@ impl HairMeshSim {
             tets,
             diag_slot,
             up_slot,
-            off_start,
             block_col: a.col_indices().iter().map(|&j| j as u32).collect(),
             a,
             laplacian,
@@ -850,6 +845,18 @@ impl HairMeshSim {
         ok
     }
 
+    /// The slots of row `i` coupling other columns: all after the diagonal and, where there is
+    /// one, the block of the next vertex up (set-up checks that no other block of the row is in
+    /// its column).
+    #[inline(always)]
+    fn off_column(&self, i: usize) -> std::ops::Range<usize> {
+        let start = match self.up_slot[i] {
+            u32::MAX => self.a.row_offsets()[i] + 1,
+            up => up as usize + 1,
+        };
+        start..self.a.row_offsets()[i + 1]
+    }
+
     /// `t = (D + L)⁻¹ v` on the filtered system: column by column from the first, each solved
     /// exactly and then pushing its coupling to the later columns (the upper blocks of its rows,
     /// transposed). `acc` is scratch.
@@ -863,7 +870,6 @@ impl HairMeshSim {
     ) {
         let layers = self.mesh.layers;
         let blocks = self.a.values();
-        let offsets = self.a.row_offsets();
         acc.fill(DVec3::ZERO);
         for (c, range) in (0..v.len()).step_by(layers).map(|s| s..s + layers).enumerate() {
             for i in range.clone() {
@@ -873,16 +879,9 @@ impl HairMeshSim {
             for i in range {
                 let ti = filter[i].apply(t[i]);
                 t[i] = ti;
-                let end = offsets[i + 1];
-                for (m, &j) in blocks[self.off_start[i] as usize..end]
-                    .iter()
-                    .zip(&self.block_col[self.off_start[i] as usize..end])
-                {
-                    acc[j as usize] += DVec3::new(
-                        m.x_axis.as_dvec3().dot(ti),
-                        m.y_axis.as_dvec3().dot(ti),
-                        m.z_axis.as_dvec3().dot(ti),
-                    );
+                let r = self.off_column(i);
+                for (m, &j) in blocks[r.clone()].iter().zip(&self.block_col[r]) {
+                    acc[j as usize] += mat_t_vec(m, ti);
                 }
             }
         }
@@ -900,17 +899,13 @@ impl HairMeshSim {
     ) {
         let layers = self.mesh.layers;
         let blocks = self.a.values();
-        let offsets = self.a.row_offsets();
         let columns = v.len() / layers;
         for c in (0..columns).rev() {
             let range = c * layers..(c + 1) * layers;
             for i in range.clone() {
-                let end = offsets[i + 1];
+                let r = self.off_column(i);
                 let mut s = DVec3::ZERO;
-                for (m, &j) in blocks[self.off_start[i] as usize..end]
-                    .iter()
-                    .zip(&self.block_col[self.off_start[i] as usize..end])
-                {
+                for (m, &j) in blocks[r.clone()].iter().zip(&self.block_col[r]) {
                     s += mat_vec(m, t[j as usize]);
                 }
                 acc[i] = v[i] - filter[i].apply(s);
@@ -1093,6 +1088,16 @@ fn projector(f: Filter) -> DMat3 {
 #[inline]
 fn mat_vec(m: &Mat3, x: DVec3) -> DVec3 {
     m.x_axis.as_dvec3() * x.x + m.y_axis.as_dvec3() * x.y + m.z_axis.as_dvec3() * x.z
+}
+
+/// `mᵀ x` with a single-precision block and double-precision sums.
+#[inline]
+fn mat_t_vec(m: &Mat3, x: DVec3) -> DVec3 {
+    DVec3::new(
+        m.x_axis.as_dvec3().dot(x),
+        m.y_axis.as_dvec3().dot(x),
+        m.z_axis.as_dvec3().dot(x),
+    )
 }
 
 /// `a bᵀ` in single precision.

@@ -276,15 +276,19 @@ fn neural_config(job: &super::job::Job) -> Result<&crate::neural::interp::Interp
         .ok_or_else(|| Error::Invalid("the job has no neural method".into()))
 }
 
-/// The neural interpolator (`model.tnn`, 000) trained on the training simulation; the last
-/// frames of the training motion are held out for validation (`train.validation`).
-pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
-    let job = ctx.job;
-    let cfg = neural_config(job)?;
-    let groom = prepared(&ctx.out)?;
-    let (train_set, val_set) = training_frames(ctx, &groom, cfg)?;
+/// W_θ trained with `cfg` on the job's device, checkpointed at `ckpt` (resumed when there; the
+/// caller removes it once the model is written), with a progress bar `label` and each
+/// validation on its own line.
+fn train_w(
+    ctx: &Ctx,
+    cfg: &crate::neural::interp::InterpConfig,
+    label: &str,
+    ckpt: &std::path::Path,
+    train_set: &crate::neural::data::GridFrames,
+    val_set: &crate::neural::data::GridFrames,
+) -> Result<crate::neural::interp::train::TrainedModel> {
     let quiet = ctx.quiet;
-    let mut progress = super::progress::FrameProgress::steps("train", cfg.train.steps as u64, quiet);
+    let mut progress = super::progress::FrameProgress::steps(label, cfg.train.steps as u64, quiet);
     let mut report = |r: &crate::neural::interp::train::StepReport| {
         progress.tick(r.step);
         if !quiet && let Some(v) = r.validation {
@@ -299,16 +303,32 @@ pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
         }
         true
     };
-    let ckpt = ctx.out.join("model.tnn.ckpt");
-    let trained = job.neural.device.run(crate::neural::interp::train::Training {
-        cfg,
-        train: &train_set,
-        val: &val_set,
-        checkpoint: Some((&ckpt, true)),
-        score_untrained: false,
-        report: &mut report,
-    })?;
+    let trained = ctx
+        .job
+        .neural
+        .device
+        .run(crate::neural::interp::train::Training {
+            cfg,
+            train: train_set,
+            val: val_set,
+            checkpoint: Some((ckpt, true)),
+            score_untrained: false,
+            report: &mut report,
+        })?;
     progress.finish();
+    Ok(trained)
+}
+
+/// The neural interpolator (`model.tnn`, 000) trained on the training simulation; the last
+/// frames of the training motion are held out for validation (`train.validation`).
+pub fn train(ctx: &Ctx) -> Result<Vec<String>> {
+    let job = ctx.job;
+    let cfg = neural_config(job)?;
+    let groom = prepared(&ctx.out)?;
+    let (train_set, val_set) = training_frames(ctx, &groom, cfg)?;
+    let quiet = ctx.quiet;
+    let ckpt = ctx.out.join("model.tnn.ckpt");
+    let trained = train_w(ctx, cfg, "train", &ckpt, &train_set, &val_set)?;
     let (best_step, best) = trained.progress.best.unwrap_or_default();
     let summary = serde_json::json!({
         "frames": train_set.len(),
@@ -371,21 +391,8 @@ pub fn ablate(ctx: &Ctx) -> Result<Vec<String>> {
         if !quiet {
             eprintln!("           {}: {}", a.id(), a.describe());
         }
-        let mut progress = super::progress::FrameProgress::steps("ablate", cfg.train.steps as u64, quiet);
-        let mut report = |r: &crate::neural::interp::train::StepReport| {
-            progress.tick(r.step);
-            true
-        };
         let ckpt = ctx.out.join(format!("{name}.ckpt"));
-        let trained = job.neural.device.run(crate::neural::interp::train::Training {
-            cfg: &cfg,
-            train: &train_set,
-            val: &val_set,
-            checkpoint: Some((&ckpt, true)),
-            score_untrained: false,
-            report: &mut report,
-        })?;
-        progress.finish();
+        let trained = train_w(ctx, &cfg, "ablate", &ckpt, &train_set, &val_set)?;
         let (best_step, best) = trained.progress.best.unwrap_or_default();
         let summary = serde_json::json!({
             "ablation": a,
