@@ -432,17 +432,18 @@ impl Interpolator for AdaptiveSkinning {
                 };
                 let n = layout.counts[s] as usize;
                 let best = skin.sets(s).start;
+                let cur_valid = valid(cur as usize);
+                // A valid set is kept unless the strand may go back to its best-fitting set
+                // (ours, see the options: when that is seamless, or always with a fade).
+                if cur_valid && (cur as usize == best || !valid(best) || (return_sq <= 0.0 && blend <= 0.0)) {
+                    return (cur, false, None);
+                }
                 let mut before = vec![Vec3::ZERO; n];
                 let mut trial = vec![Vec3::ZERO; n];
                 let distance = |a: &[Vec3], b: &[Vec3]| -> f32 {
                     a.iter().zip(b).map(|(x, y)| x.distance_squared(*y)).sum()
                 };
-                let target = if valid(cur as usize) {
-                    // Back to the best-fitting set when that is seamless or faded in (ours,
-                    // see the options).
-                    if cur as usize == best || !valid(best) || (return_sq <= 0.0 && blend <= 0.0) {
-                        return (cur, false, None);
-                    }
+                let target = if cur_valid {
                     shown(s, cur as usize, &mut before);
                     skin.interpolate(s, best, &rot, &mut trial);
                     if blend <= 0.0 && distance(&trial, &before) > return_sq * n as f32 {
@@ -451,18 +452,20 @@ impl Interpolator for AdaptiveSkinning {
                     best
                 } else {
                     shown(s, cur as usize, &mut before);
+                    // The closest valid set's result ends in `trial`.
+                    let mut candidate = vec![Vec3::ZERO; n];
                     let mut pick: Option<(f32, usize)> = None;
                     for set in skin.sets(s).filter(|&k| valid(k)) {
-                        skin.interpolate(s, set, &rot, &mut trial);
-                        let e = distance(&trial, &before);
+                        skin.interpolate(s, set, &rot, &mut candidate);
+                        let e = distance(&candidate, &before);
                         if pick.is_none_or(|(b, _)| e < b) {
                             pick = Some((e, set));
+                            std::mem::swap(&mut candidate, &mut trial);
                         }
                     }
                     let Some((_, set)) = pick else {
                         return (cur, false, None);
                     };
-                    skin.interpolate(s, set, &rot, &mut trial);
                     set
                 };
                 let fade = (blend > 0.0).then(|| {

@@ -29,6 +29,7 @@ use std::time::Instant;
 
 use glam::Vec3;
 use nalgebra::{DMatrix, DVector};
+use petgraph::unionfind::UnionFind;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -110,6 +111,7 @@ pub struct TwoWay {
     full: Vec<Vec3>,
     /// The normal particles' world positions at the last call, and its time (for velocities).
     last: Option<(Vec<Vec3>, f64)>,
+    spare: Vec<Vec3>,
     /// Per guide, the normal strands it may carry (built on first use).
     carriers: Vec<Vec<u32>>,
 }
@@ -123,6 +125,7 @@ impl TwoWay {
             local: Vec::new(),
             full: Vec::new(),
             last: None,
+            spare: Vec::new(),
             carriers: Vec::new(),
         }
     }
@@ -194,41 +197,34 @@ fn effective_forces(
     }
     let mut jobs: Vec<(usize, Vec<u32>, BTreeMap<u32, Vec3>)> = Vec::new();
     for (i, hs) in by_index {
-        // Union–find over guide slots.
-        let mut parent: BTreeMap<u32, u32> = BTreeMap::new();
-        fn find(p: &mut BTreeMap<u32, u32>, x: u32) -> u32 {
-            let mut r = x;
-            while p[&r] != r {
-                r = p[&r];
-            }
-            let mut y = x;
-            while p[&y] != r {
-                let next = p[&y];
-                p.insert(y, r);
-                y = next;
-            }
-            r
-        }
+        // The guide slots the hits name, joined when a hit strand blends them.
+        let mut keys: Vec<u32> = hs
+            .iter()
+            .flat_map(|h| weights[&(h.strand as u32)].iter().map(|(g, _)| *g))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let at = |g: u32| keys.binary_search(&g).expect("a hit's guide");
+        let mut sets = UnionFind::<usize>::new(keys.len());
         for h in &hs {
-            let gs: Vec<u32> = weights[&(h.strand as u32)].iter().map(|(g, _)| *g).collect();
-            for &g in &gs {
-                parent.entry(g).or_insert(g);
-            }
-            for w in gs.windows(2) {
-                let (a, b) = (find(&mut parent, w[0]), find(&mut parent, w[1]));
-                if a != b {
-                    parent.insert(a.max(b), a.min(b));
-                }
+            let w = &weights[&(h.strand as u32)];
+            for pair in w.windows(2) {
+                sets.union(at(pair[0].0), at(pair[1].0));
             }
         }
-        let mut comps: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        let keys: Vec<u32> = parent.keys().copied().collect();
-        for g in keys {
-            let r = find(&mut parent, g);
-            comps.entry(r).or_default().push(g);
+        // Blocks in order of their smallest guide, each guide list sorted.
+        let mut block_of: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut comps: Vec<Vec<u32>> = Vec::new();
+        for (k, &g) in keys.iter().enumerate() {
+            let next = comps.len();
+            let b = *block_of.entry(sets.find_mut(k)).or_insert(next);
+            if b == next {
+                comps.push(Vec::new());
+            }
+            comps[b].push(g);
         }
         let targets: BTreeMap<u32, Vec3> = hs.iter().map(|h| (h.strand as u32, h.accel)).collect();
-        for (_, guides) in comps {
+        for guides in comps {
             jobs.push((i, guides, targets.clone()));
         }
     }
@@ -328,7 +324,9 @@ impl ExternalForces for TwoWay {
         let c_damp = 2.0 * self.options.damping * k.sqrt();
         let margin = self.options.margin;
         let all = self.options.solids == CorrectionSolids::All;
-        let world: Vec<Vec3> = self.full.par_iter().map(|p| pose.apply_f32(*p)).collect();
+        let mut world = std::mem::take(&mut self.spare);
+        world.clear();
+        world.par_extend(self.full.par_iter().map(|p| pose.apply_f32(*p)));
         let last = self
             .last
             .as_ref()
@@ -364,7 +362,10 @@ impl ExternalForces for TwoWay {
                     })
             })
             .collect();
-        self.last = Some((world, time));
+        // The buffer of the call before is the next call's.
+        if let Some((old, _)) = self.last.replace((world, time)) {
+            self.spare = old;
+        }
         if self.carriers.is_empty() && !hits.is_empty() {
             let mut carriers = vec![Vec::new(); layout.guide_count()];
             let mut c = Vec::new();

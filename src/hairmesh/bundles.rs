@@ -12,6 +12,7 @@
 
 use glam::{DMat3, DVec3, Mat3};
 use nalgebra_sparse::CsrMatrix;
+use petgraph::unionfind::UnionFind;
 
 use super::mesh::HairMesh;
 
@@ -43,26 +44,16 @@ impl BundleSolver {
     /// bundle has more than [`MAX_DIRECT_COLUMNS`] columns.
     pub fn new(mesh: &HairMesh, a: &CsrMatrix<Mat3>) -> Option<BundleSolver> {
         let columns = mesh.columns();
-        // Bundles: columns joined by faces (union–find).
-        let mut parent: Vec<usize> = (0..columns).collect();
-        fn find(p: &mut [usize], mut i: usize) -> usize {
-            while p[i] != i {
-                p[i] = p[p[i]];
-                i = p[i];
-            }
-            i
-        }
+        // Bundles: columns joined by faces.
+        let mut sets = UnionFind::<usize>::new(columns);
         for f in &mesh.faces {
-            let r0 = find(&mut parent, f[0] as usize);
             for &c in &f[1..] {
-                let r = find(&mut parent, c as usize);
-                parent[r] = r0;
+                sets.union(f[0] as usize, c as usize);
             }
         }
         let mut members: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
         for c in 0..columns {
-            let r = find(&mut parent, c);
-            members.entry(r).or_default().push(c as u32);
+            members.entry(sets.find_mut(c)).or_default().push(c as u32);
         }
         if members.values().any(|m| m.len() > MAX_DIRECT_COLUMNS) {
             return None;

@@ -192,20 +192,12 @@ pub fn physics(scene: &MssScene, unit: f32, up: crate::groom::UpAxis) -> Result<
 fn pin_notes(scene: &MssScene, springs: bool) -> Vec<String> {
     let n = scene.particles.len();
     let mut degree = vec![0u32; n];
-    // The chain each particle belongs to (union–find over the springs).
-    let mut chain: Vec<usize> = (0..n).collect();
-    fn find(c: &mut [usize], mut v: usize) -> usize {
-        while c[v] != v {
-            c[v] = c[c[v]];
-            v = c[v];
-        }
-        v
-    }
+    // The chain each particle belongs to.
+    let mut chain = petgraph::unionfind::UnionFind::<usize>::new(n);
     for s in &scene.springs {
         degree[s.a] += 1;
         degree[s.b] += 1;
-        let (a, b) = (find(&mut chain, s.a), find(&mut chain, s.b));
-        chain[a.max(b)] = a.min(b);
+        chain.union(s.a, s.b);
     }
     let mut end_pins = vec![0usize; n];
     let mut inner = 0;
@@ -213,10 +205,10 @@ fn pin_notes(scene: &MssScene, springs: bool) -> Vec<String> {
         if degree[p.particle] >= 2 {
             inner += 1;
         } else {
-            end_pins[find(&mut chain, p.particle)] += 1;
+            end_pins[chain.find_mut(p.particle)] += 1;
         }
     }
-    let chains: Vec<usize> = (0..n).filter(|&v| find(&mut chain, v) == v).collect();
+    let chains: Vec<usize> = (0..n).filter(|&v| chain.find_mut(v) == v).collect();
     let both = chains.iter().filter(|&&c| end_pins[c] > 1).count();
     let free = chains.iter().filter(|&&c| end_pins[c] == 0).count();
     let mut notes = Vec::new();
