@@ -10,6 +10,7 @@ use tress::neural::data::GridFrames;
 use tress::neural::file::NeuralFile;
 use tress::neural::grid::{GridSpec, UvGrid};
 use tress::neural::interp::NeuralInterpolator;
+use tress::neural::interp::carry::Blend;
 use tress::neural::interp::train::{
     InterpConfig, NetOptions, StepReport, TrainOptions, load_model, model_file, net_to_bytes, train, validate,
 };
@@ -37,6 +38,10 @@ fn frame(g: &Groom, t: f32) -> Vec<Vec3> {
 }
 
 fn config(steps: usize) -> InterpConfig {
+    config_with(steps, Blend::Positions)
+}
+
+fn config_with(steps: usize, blend: Blend) -> InterpConfig {
     InterpConfig {
         grid: GridSpec {
             n: 8,
@@ -46,6 +51,7 @@ fn config(steps: usize) -> InterpConfig {
         net: NetOptions {
             guide_channels: 8,
             slope: 0.2,
+            blend,
         },
         train: TrainOptions {
             steps,
@@ -75,14 +81,21 @@ type T = Autodiff<Flex>;
 
 #[test]
 fn training_lowers_the_loss_and_beats_uniform_weights() {
+    for blend in [Blend::Positions, Blend::Carried] {
+        training_lowers_the_loss_with(blend);
+    }
+}
+
+fn training_lowers_the_loss_with(blend: Blend) {
     let g = groom();
-    let cfg = config(60);
+    let cfg = config_with(60, blend);
     let (tr, va) = (data(&g, &cfg, 0.0, 24), data(&g, &cfg, 40.0, 6));
     let dev = FlexDevice;
     let before = validate(
         &tress::neural::interp::train::init_net::<Flex>(&cfg, &dev),
         &va,
         3,
+        blend,
         &dev,
     );
     let mut losses = Vec::new();
@@ -94,7 +107,7 @@ fn training_lowers_the_loss_and_beats_uniform_weights() {
     let (_, best) = out.progress.best.unwrap();
     let head: f32 = losses[..5].iter().sum::<f32>() / 5.0;
     let tail: f32 = losses[losses.len() - 5..].iter().sum::<f32>() / 5.0;
-    assert!(tail < 0.7 * head, "loss {head} → {tail}");
+    assert!(tail < 0.7 * head, "{blend:?}: loss {head} → {tail}");
     assert!(
         best.rmse_cm < before.rmse_cm,
         "{} vs untrained {}",
@@ -110,10 +123,41 @@ fn training_lowers_the_loss_and_beats_uniform_weights() {
     );
 }
 
+/// The whole groom shifted about: a candidate carried in its guide's frame is the particle
+/// shifted, so even untrained (uniform) weights are exact through the batch and validation
+/// path, while blending the raw guide particles leaves each particle among guides centimetres
+/// away.
+#[test]
+fn carried_candidates_are_exact_under_a_shift_where_raw_guides_need_learning() {
+    let g = groom();
+    let dev = FlexDevice;
+    let uniform = |blend: Blend| {
+        let cfg = config_with(1, blend);
+        let mut va = GridFrames::new(UvGrid::new(&g, cfg.grid).unwrap());
+        for i in 0..6 {
+            let t = i as f32;
+            let shift = Vec3::new(1.0, -0.5, 2.0 * (0.9 * t).sin()) * t;
+            va.push(&g.points().iter().map(|p| *p + shift).collect::<Vec<_>>());
+        }
+        validate(
+            &tress::neural::interp::train::init_net::<Flex>(&cfg, &dev),
+            &va,
+            3,
+            blend,
+            &dev,
+        )
+        .uniform_rmse_cm
+    };
+    let (pos, car) = (uniform(Blend::Positions), uniform(Blend::Carried));
+    assert!(car < 1e-2, "uniform weights, carried: {car} cm");
+    assert!(pos > 0.5, "uniform weights, positions: {pos} cm");
+}
+
 #[test]
 fn a_resumed_run_equals_an_uninterrupted_one_and_models_round_trip() {
     let g = groom();
-    let cfg = config(10);
+    // Carried candidates (a `[net]` option) ride in the model file's config.
+    let cfg = config_with(10, Blend::Carried);
     let (tr, va) = (data(&g, &cfg, 0.0, 12), data(&g, &cfg, 40.0, 3));
     let dev = FlexDevice;
     let dir = std::env::temp_dir().join(format!("tress-neural-{}", std::process::id()));
@@ -368,7 +412,7 @@ fn displacement_training_resumes_to_the_same_bytes_and_rides_in_the_model_file()
         "{moved} of {} points moved",
         g.point_count()
     );
-    let v = validate_displace(&w, &a.fnet, &va, 3, &dev);
+    let v = validate_displace(&w, &a.fnet, &va, 3, Blend::Positions, &dev);
     assert!(v.displacement_rms_cm > 0.0);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -13,6 +13,7 @@ use glam::Vec3;
 use super::grid::UvGrid;
 use crate::error::{Error, Result};
 use crate::guides::training::HeadFrames;
+use crate::neural::interp::carry::{Blend, candidates};
 
 /// Frames of one groom's simulation on its grid.
 pub struct GridFrames {
@@ -110,17 +111,20 @@ pub struct Batch<B: Backend> {
     pub guides: Tensor<B, 5>,
     /// Cell mask `[1, c, c, 1, 1]`.
     pub mask: Tensor<B, 5>,
+    /// What L blends for each particle `[b, c, c, w, 16, 3]` ([`crate::neural::interp::carry`]).
+    pub hood: Tensor<B, 6>,
 }
 
 impl GridFrames {
     /// Frames `first..first + count` cut to the window of `size` cells at (du, dv), guides every
-    /// k cells from the window's corner.
+    /// k cells from the window's corner, with the candidates `blend` gives L.
     pub fn batch<B: Backend>(
         &self,
         first: usize,
         count: usize,
         (du, dv): (usize, usize),
         size: usize,
+        blend: Blend,
         dev: &B::Device,
     ) -> Batch<B> {
         let n = self.grid.spec.n;
@@ -146,6 +150,8 @@ impl GridFrames {
         };
         let mut rest = Vec::with_capacity(size * size * w * 3);
         window(&self.rest, &mut rest);
+        let mut rest_guides = Vec::with_capacity(m * m * w * 3);
+        guides(&self.rest, &mut rest_guides);
         let mut target = Vec::with_capacity(count * size * size * w * 3);
         let mut g = Vec::with_capacity(count * m * m * w * 3);
         for f in first..first + count {
@@ -162,10 +168,12 @@ impl GridFrames {
                 });
             }
         }
+        let guides = Tensor::from_data(TensorData::new(g, [count, m, m, w, 3]), dev);
         Batch {
+            hood: candidates(blend, guides.clone(), k, &rest, &rest_guides),
             rest: Tensor::from_data(TensorData::new(rest, [1, size, size, w, 3]), dev),
             target: Tensor::from_data(TensorData::new(target, [count, size, size, w, 3]), dev),
-            guides: Tensor::from_data(TensorData::new(g, [count, m, m, w, 3]), dev),
+            guides,
             mask: Tensor::from_data(TensorData::new(mask, [1, size, size, 1, 1]), dev),
         }
     }

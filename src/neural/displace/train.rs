@@ -31,6 +31,7 @@ use crate::neural::data::{Batch, GridFrames, channels_first};
 use crate::neural::file::{NeuralFile, Rec, module_from_bytes, module_to_bytes, seeded_init};
 use crate::neural::grid::UNIT_CM;
 use crate::neural::interp::InterpConfig;
+use crate::neural::interp::carry::Blend;
 use crate::neural::interp::model::{WeightNet, interpolate, neighbourhood};
 
 /// The `[displace]` section of a training config.
@@ -160,6 +161,7 @@ pub fn validate<B: Backend>(
     fnet: &DisplaceNet<B>,
     data: &GridFrames,
     batch: usize,
+    blend: Blend,
     dev: &B::Device,
 ) -> DisplaceValidation {
     let n = data.grid.spec.n;
@@ -170,7 +172,7 @@ pub fn validate<B: Backend>(
     let mut rest_f = None;
     while first < data.len() {
         let b = batch.min(data.len() - first);
-        let bt = data.batch::<B>(first, b, (0, 0), n, dev);
+        let bt = data.batch::<B>(first, b, (0, 0), n, blend, dev);
         let rf = rest_f.get_or_insert_with(|| interp.rest_features(channels_first(bt.rest.clone())));
         let (s, _) = interpolated(interp, rf, &bt, data.grid.spec.stride);
         let ds = displacement(fnet, &rf.coarse, &bt);
@@ -196,7 +198,8 @@ pub fn validate<B: Backend>(
     }
 }
 
-/// W_θ's interpolation of a batch and the guides' neighbourhood.
+/// W_θ's interpolation of a batch and the guides' neighbourhood (the descriptor's guides:
+/// the guide particles themselves, whatever L blends).
 fn interpolated<B: Backend>(
     interp: &WeightNet<B>,
     rest: &crate::neural::interp::model::RestFeatures<B>,
@@ -205,7 +208,7 @@ fn interpolated<B: Backend>(
 ) -> (Tensor<B, 5>, Tensor<B, 6>) {
     let om = interp.weights(rest, channels_first(bt.guides.clone()));
     let hood = neighbourhood(bt.guides.clone(), stride);
-    (interpolate(om, hood.clone()), hood)
+    (interpolate(om, bt.hood.clone()), hood)
 }
 
 /// Δs `[b, u, v, w, 3]` of a batch.
@@ -361,7 +364,7 @@ pub fn train<B: AutodiffBackend>(
         let first = rng.random_range(0..=train.len() - batch);
         let corner = (rng.random_range(0..k), rng.random_range(0..k));
         // W_θ, fixed, on the inner backend.
-        let bt = train.batch::<B::InnerBackend>(first, batch, corner, size, &inner_dev);
+        let bt = train.batch::<B::InnerBackend>(first, batch, corner, size, cfg.net.blend, &inner_dev);
         // Rest features of a crop depend on the corner: recomputed unless the same.
         // W_θ's rest features depend only on the crop: once per corner (k² of them).
         let rf = rest_f[corner.0 * k + corner.1]
@@ -419,7 +422,7 @@ pub fn train<B: AutodiffBackend>(
         let done = progress.step == o.steps || out_of_time;
         let mut validation = None;
         if (o.validate_every > 0 && progress.step.is_multiple_of(o.validate_every)) || done {
-            let v = validate(interp, &fnet.valid(), val, batch, &inner_dev);
+            let v = validate(interp, &fnet.valid(), val, batch, cfg.net.blend, &inner_dev);
             if progress.best.is_none_or(|(_, b)| v.rmse_cm < b.rmse_cm) {
                 progress.best = Some((progress.step, v));
                 best_bytes = Some(module_to_bytes(&fnet.valid()));

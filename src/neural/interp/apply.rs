@@ -1,5 +1,6 @@
 //! The neural interpolator behind the upsampling seam: each frame, the guides go onto the uv grid,
-//! W_θ predicts ω (000 Eq. 2), L blends the 16 neighbourhood guides (Eq. 3), and the grid comes
+//! W_θ predicts ω (000 Eq. 2), L blends the 16 neighbourhood guides (Eq. 3; as they are or
+//! carrying the particle's rest offset, [`super::carry`]), and the grid comes
 //! back to the groom's strands ([`crate::neural::grid::UvGrid::scatter`]). The rest features are
 //! computed once. Guides keep their simulated positions; every other strand gets its rest segment
 //! lengths back by follow-the-leader ([`crate::guides::length`]). A model with a fine-scale
@@ -12,7 +13,8 @@ use std::time::{Duration, Instant};
 use burn::prelude::*;
 use glam::Vec3;
 
-use super::model::{NEIGHBORS, RestFeatures, WeightNet, interpolate, neighbourhood};
+use super::carry::{Blend, candidates};
+use super::model::{NEIGHBORS, RestFeatures, WeightNet, interpolate};
 use super::train::InterpConfig;
 use crate::error::{Error, Result};
 use crate::groom::Groom;
@@ -39,6 +41,10 @@ pub struct NeuralInterpolator<B: Backend = Cpu> {
     last_weights: std::sync::OnceLock<Vec<f32>>,
     /// Rest segment lengths per particle (inextensibility after the transfer back).
     segments: Vec<f32>,
+    /// What L blends, and the rest grid and rest guides (network units) it carries from.
+    blend: Blend,
+    rest_net: Vec<f32>,
+    rest_guides: Vec<f32>,
     time: Duration,
 }
 
@@ -59,6 +65,14 @@ impl<B: Backend> NeuralInterpolator<B> {
             .collect();
         let (n, w) = (cfg.grid.n, cfg.grid.points);
         let rest: Vec<f32> = grid.rest.iter().flat_map(|p| grid.to_net(*p)).collect();
+        let rest_guides: Vec<f32> = (0..m)
+            .flat_map(|i| (0..m).map(move |j| (i, j)))
+            .flat_map(|(i, j)| {
+                let c = grid.guide_cell(i, j, 0, 0);
+                rest[c * w * 3..(c + 1) * w * 3].to_vec()
+            })
+            .collect();
+        let rest_net = rest.clone();
         let rest_t = Tensor::<B, 5>::from_data(TensorData::new(rest, [1, n, n, w, 3]), &dev);
         let rest = net.rest_features(channels_first(rest_t));
         Ok(NeuralInterpolator {
@@ -72,6 +86,9 @@ impl<B: Backend> NeuralInterpolator<B> {
             last_weights: std::sync::OnceLock::new(),
             segments: crate::guides::length::rest_segments(&layout.rest, &layout.counts),
             layout,
+            blend: cfg.net.blend,
+            rest_net,
+            rest_guides,
             time: Duration::ZERO,
         })
     }
@@ -128,7 +145,13 @@ impl<B: Backend> NeuralInterpolator<B> {
         }
         let g = Tensor::<B, 5>::from_data(TensorData::new(g, [1, m, m, w, 3]), &self.dev);
         let om = self.net.weights(&self.rest, channels_first(g.clone()));
-        let hood = neighbourhood(g.clone(), spec.stride);
+        let hood = candidates(
+            self.blend,
+            g.clone(),
+            spec.stride,
+            &self.rest_net,
+            &self.rest_guides,
+        );
         self.last = Some(om.clone());
         self.last_weights = std::sync::OnceLock::new();
         let mut s = interpolate(om, hood);

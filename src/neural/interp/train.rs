@@ -16,8 +16,9 @@ use burn::tensor::backend::AutodiffBackend;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
+use super::carry::Blend;
 use super::loss::{LossWeights, loss};
-use super::model::{WeightNet, WeightNetConfig, interpolate, neighbourhood};
+use super::model::{WeightNet, WeightNetConfig, interpolate};
 use crate::error::{Error, Result};
 use crate::neural::data::{GridFrames, channels_first};
 use crate::neural::file::{NeuralFile, Rec, module_from_bytes, module_to_bytes, seeded_init};
@@ -29,6 +30,8 @@ use crate::neural::grid::{GridSpec, UNIT_CM};
 pub struct NetOptions {
     pub guide_channels: usize,
     pub slope: f64,
+    /// What L blends: `positions` (000 Eq. 3) or `carried` ([`super::carry`]).
+    pub blend: super::carry::Blend,
 }
 
 impl Default for NetOptions {
@@ -36,6 +39,7 @@ impl Default for NetOptions {
         NetOptions {
             guide_channels: 32,
             slope: 0.2,
+            blend: super::carry::Blend::Positions,
         }
     }
 }
@@ -167,10 +171,10 @@ pub fn validate<B: Backend>(
     net: &WeightNet<B>,
     data: &GridFrames,
     batch: usize,
+    blend: Blend,
     dev: &B::Device,
 ) -> Validation {
     let n = data.grid.spec.n;
-    let k = data.grid.spec.stride;
     let cells = data.grid.occupied.iter().filter(|&&o| o).count().max(1) as f64;
     let w = data.grid.spec.points as f64;
     let (mut se, mut se_u, mut len, mut count) = (0f64, 0f64, 0f64, 0usize);
@@ -178,10 +182,10 @@ pub fn validate<B: Backend>(
     let mut rest_f = None;
     while first < data.len() {
         let b = batch.min(data.len() - first);
-        let bt = data.batch::<B>(first, b, (0, 0), n, dev);
+        let bt = data.batch::<B>(first, b, (0, 0), n, blend, dev);
         let rf = rest_f.get_or_insert_with(|| net.rest_features(channels_first(bt.rest.clone())));
         let om = net.weights(rf, channels_first(bt.guides.clone()));
-        let hood = neighbourhood(bt.guides.clone(), k);
+        let hood = bt.hood.clone();
         let s = interpolate(om, hood.clone());
         let u = hood.mean_dim(4).squeeze_dim::<5>(4);
         let sq = |x: Tensor<B, 5>| -> f64 {
@@ -345,10 +349,10 @@ pub fn train<B: AutodiffBackend>(
         );
         let first = rng.random_range(0..=train.len() - t.batch);
         let corner = (rng.random_range(0..k), rng.random_range(0..k));
-        let b = train.batch::<B>(first, t.batch, corner, size, dev);
+        let b = train.batch::<B>(first, t.batch, corner, size, cfg.net.blend, dev);
         let rf = net.rest_features(channels_first(b.rest.clone()));
         let om = net.weights(&rf, channels_first(b.guides.clone()));
-        let hood = neighbourhood(b.guides.clone(), k);
+        let hood = b.hood.clone();
         let s = interpolate(om, hood.clone());
         let ramp = if t.snap_ramp > 0.0 {
             (step as f64 / (t.snap_ramp * t.steps as f64)).min(1.0)
@@ -374,7 +378,7 @@ pub fn train<B: AutodiffBackend>(
         let done = progress.step == t.steps || out_of_time;
         let mut validation = None;
         if (t.validate_every > 0 && progress.step.is_multiple_of(t.validate_every)) || done {
-            let v = validate(&net.valid(), val, t.batch, dev);
+            let v = validate(&net.valid(), val, t.batch, cfg.net.blend, dev);
             if progress.best.is_none_or(|(_, b)| v.rmse_cm < b.rmse_cm) {
                 progress.best = Some((progress.step, v));
                 best_bytes = Some(net_to_bytes(&net.valid()));
@@ -475,6 +479,7 @@ impl crate::neural::device::OnDevice for Training<'_> {
                 &init_net::<B::InnerBackend>(self.cfg, &dev),
                 self.val,
                 self.cfg.train.batch,
+                self.cfg.net.blend,
                 &dev,
             )
         });

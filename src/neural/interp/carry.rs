@@ -1,0 +1,226 @@
+//! The interpolation space of L (000 Eq. 3): what the 16 weights of a particle blend.
+//!
+//! - [`Blend::Positions`] (000 Eq. 3 as written): the 16 neighbourhood guide particles at the
+//!   same index along the strand, s_p = Σ_q ω_pq g_q. The convex blend must rebuild the
+//!   particle's rest position from guides 2–3 cm away, so a network that is slightly off in its
+//!   weights is off in position even when nothing moves.
+//! - [`Blend::Carried`] (tress's option; 000 §7 notes the method "is not restricted to this
+//!   representation" of vertex coordinates): each guide particle carries the particle's rest
+//!   offset in its own frame, c_pq = g_q + R_q (s̄_p − ḡ_q), where R_q is the guide's rotation at
+//!   that particle by parallel transport from its rest shape ([`crate::guides::frames`], the
+//!   frames IDW carries strands in), and s_p = Σ_q ω_pq c_pq. At rest every candidate is the rest
+//!   particle, a translation carries every candidate with it, and straight strands turned about
+//!   an axis across them turn their candidates with them, so any weights are exact in these
+//!   cases; the network learns only how the particle follows its guides' differing motions.
+//!   The frames are rotation-minimizing: a guide's twist about its own axis is not seen.
+//!
+//! Candidates are built on the CPU from the guides (they carry no parameters), in the layout
+//! [`super::model::neighbourhood`] gives: `[b, u, v, w, 16, 3]`, neighbour c = 4·di + dj at
+//! guide (⌊a/k⌋ − 1 + di, ⌊b/k⌋ − 1 + dj), clamped into the lattice.
+
+use burn::prelude::*;
+use glam::{Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+use super::model::{NEIGHBORS, neighbourhood};
+use crate::guides::frames::transport;
+
+/// What L blends (a `[net] blend` key of a training config, stored with the model).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Blend {
+    /// Guide particles (000 Eq. 3).
+    #[default]
+    Positions,
+    /// Guide particles carrying the particle's rest offset in their frames.
+    Carried,
+}
+
+/// The 16 candidates of every particle of a `size`² window: `rest` the window's rest strands
+/// `[size, size, w, 3]`, `rest_guides` and `guides` (`frames` frames) `[m, m, w, 3]` with
+/// m = size / `stride`; returns `[frames, size, size, w, 16, 3]`.
+pub fn carried(
+    rest: &[f32],
+    rest_guides: &[f32],
+    guides: &[f32],
+    frames: usize,
+    size: usize,
+    stride: usize,
+    w: usize,
+) -> Vec<f32> {
+    let m = size / stride;
+    let at = |v: &[f32], i: usize| Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
+    let strand = |v: &[f32], g: usize| -> Vec<Vec3> { (0..w).map(|k| at(v, g * w + k)).collect() };
+    let mut out = Vec::with_capacity(frames * size * size * w * NEIGHBORS * 3);
+    let mut rot: Vec<Vec<Quat>> = vec![Vec::new(); m * m];
+    let rest_g: Vec<Vec<Vec3>> = (0..m * m).map(|g| strand(rest_guides, g)).collect();
+    for f in 0..frames {
+        let cur = &guides[f * m * m * w * 3..(f + 1) * m * m * w * 3];
+        for (g, r) in rot.iter_mut().enumerate() {
+            transport(&rest_g[g], &strand(cur, g), r);
+        }
+        let idx = |a: usize, d: usize| ((a / stride) as i64 - 1 + d as i64).clamp(0, m as i64 - 1) as usize;
+        for a in 0..size {
+            for b in 0..size {
+                for k in 0..w {
+                    let p = at(rest, (a * size + b) * w + k);
+                    for di in 0..4 {
+                        for dj in 0..4 {
+                            let g = idx(a, di) * m + idx(b, dj);
+                            let c = at(cur, g * w + k) + rot[g][k] * (p - rest_g[g][k]);
+                            out.extend_from_slice(&c.to_array());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The candidates L blends for guides `guides` `[b, m, m, w, 3]`: the neighbourhood guides
+/// themselves, or carried ([`carried`]; `rest` `[size, size, w, 3]` and `rest_guides`
+/// `[m, m, w, 3]` flat, network units).
+pub fn candidates<B: Backend>(
+    blend: Blend,
+    guides: Tensor<B, 5>,
+    stride: usize,
+    rest: &[f32],
+    rest_guides: &[f32],
+) -> Tensor<B, 6> {
+    match blend {
+        Blend::Positions => neighbourhood(guides, stride),
+        Blend::Carried => {
+            let [b, m, _, w, _] = guides.dims();
+            let dev = guides.device();
+            let g: Vec<f32> = guides.into_data().to_vec().expect("f32 guides");
+            let size = m * stride;
+            let c = carried(rest, rest_guides, &g, b, size, stride, w);
+            Tensor::from_data(TensorData::new(c, [b, size, size, w, NEIGHBORS, 3]), &dev)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::backend::Flex;
+
+    type B = Flex;
+
+    /// A window of strands (roots on a plane), bent by `bend`, its guides every `k` cells.
+    fn window(size: usize, k: usize, w: usize, bend: f32) -> (Vec<f32>, Vec<f32>) {
+        let mut rest = Vec::new();
+        for a in 0..size {
+            for b in 0..size {
+                for i in 0..w {
+                    let t = i as f32 * 0.1;
+                    rest.extend_from_slice(&[
+                        0.1 * a as f32 + bend * 0.02 * t * t,
+                        -t,
+                        0.1 * b as f32 + bend * 0.05 * (a as f32) * t,
+                    ]);
+                }
+            }
+        }
+        let m = size / k;
+        let mut guides = Vec::new();
+        for i in 0..m {
+            for j in 0..m {
+                let c = (i * k) * size + j * k;
+                guides.extend_from_slice(&rest[c * w * 3..(c + 1) * w * 3]);
+            }
+        }
+        (rest, guides)
+    }
+
+    /// Every candidate of every particle equals `want`'s particle.
+    fn all_at(c: &[f32], want: &[f32]) {
+        for (p, cand) in want.chunks(3).zip(c.chunks(3 * NEIGHBORS)) {
+            for q in cand.chunks(3) {
+                for d in 0..3 {
+                    assert!((p[d] - q[d]).abs() < 1e-4, "{p:?} vs {q:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn carried_candidates_are_exact_at_rest_under_a_shift_and_a_turn_across_straight_strands() {
+        let (size, k, w) = (8, 4, 6);
+        let (rest, rg) = window(size, k, w, 1.0);
+        // At rest every candidate is the particle's own rest position.
+        all_at(&carried(&rest, &rg, &rg, 1, size, k, w), &rest);
+        let moved = |v: &[f32], rot: Quat| -> Vec<f32> {
+            let shift = Vec3::new(0.4, -0.1, 0.25);
+            v.chunks(3)
+                .flat_map(|p| (rot * Vec3::new(p[0], p[1], p[2]) + shift).to_array())
+                .collect()
+        };
+        // Bent strands shifted: every candidate is the particle shifted.
+        all_at(
+            &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w),
+            &moved(&rest, Quat::IDENTITY),
+        );
+        // Straight strands (along −y) turned about an axis across them and shifted: every
+        // candidate is the particle moved the same way.
+        let (rest, rg) = window(size, k, w, 0.0);
+        let rot = Quat::from_axis_angle(Vec3::new(0.6, 0.0, -0.8), 0.7);
+        all_at(
+            &carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w),
+            &moved(&rest, rot),
+        );
+        // A twist about the strands' own axis is not seen (rotation-minimizing frames): the
+        // candidates stay at the shifted rest, not where the twist takes the particle.
+        let twist = Quat::from_rotation_y(0.5);
+        let c = carried(&rest, &rg, &moved(&rg, twist), 1, size, k, w);
+        let far = moved(&rest, twist)
+            .chunks(3)
+            .zip(c.chunks(3 * NEIGHBORS))
+            .any(|(p, cand)| Vec3::from_slice(p).distance(Vec3::from_slice(&cand[..3])) > 0.05);
+        assert!(far);
+    }
+
+    #[test]
+    fn candidates_use_the_neighbourhood_guides_and_positions_are_eq3s() {
+        let (size, k, w) = (8, 4, 5);
+        let (rest, rg) = window(size, k, w, 1.0);
+        // Guides bent differently: guide (i, j) sways along x by an amount of its own.
+        let m = size / k;
+        let mut g = rg.clone();
+        for gi in 0..m * m {
+            for i in 0..w {
+                g[(gi * w + i) * 3] += 0.05 * (gi as f32 + 1.0) * i as f32;
+            }
+        }
+        let gt = Tensor::<B, 5>::from_data(TensorData::new(g.clone(), [1, m, m, w, 3]), &Default::default());
+        let pos: Vec<f32> = candidates(Blend::Positions, gt.clone(), k, &rest, &rg)
+            .into_data()
+            .to_vec()
+            .unwrap();
+        let car: Vec<f32> = candidates(Blend::Carried, gt, k, &rest, &rg)
+            .into_data()
+            .to_vec()
+            .unwrap();
+        assert_eq!(pos.len(), car.len());
+        // Positions: the raw guide particle. Carried: that guide's particle plus the particle's
+        // rest offset from it, turned by the guide's bend (a rotation: same length).
+        let idx = |a: usize, d: usize| ((a / k) as i64 - 1 + d as i64).clamp(0, m as i64 - 1) as usize;
+        for a in 0..size {
+            for b in 0..size {
+                for i in 0..w {
+                    for n in 0..NEIGHBORS {
+                        let gi = idx(a, n / 4) * m + idx(b, n % 4);
+                        let o = ((((a * size + b) * w + i) * NEIGHBORS) + n) * 3;
+                        let raw = Vec3::from_slice(&g[(gi * w + i) * 3..]);
+                        assert!(Vec3::from_slice(&pos[o..]).distance(raw) < 1e-6);
+                        let off = Vec3::from_slice(&rest[((a * size + b) * w + i) * 3..])
+                            - Vec3::from_slice(&rg[(gi * w + i) * 3..]);
+                        let d = Vec3::from_slice(&car[o..]) - raw;
+                        assert!((d.length() - off.length()).abs() < 1e-4);
+                    }
+                }
+            }
+        }
+    }
+}
