@@ -714,6 +714,43 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
         tress::pipeline::stage::file_sha256(&out.join("parts/neural_no_displacement.1-8.tcache")).unwrap();
     assert_eq!(a2, b2);
     assert_ne!(a, a2, "the displacement changed nothing");
+    // A job given the trained model (`[neural] model`, no [training]) trains nothing and
+    // upsamples the same bytes as the job that trained it.
+    let with_methods = |path: &Path| {
+        let text = std::fs::read_to_string(path).unwrap().replace(
+            "count = 20",
+            "count = 20\nmethods = [\"neural\", \"idw\"]\nresolve_collisions = false",
+        );
+        std::fs::write(path, text).unwrap();
+    };
+    let given = write_job(&dir, "g", &format!("[neural]\nmodel = \"{}\"\n", model.display()));
+    with_methods(&given);
+    let st = statuses(&run(&["run", given.to_str().unwrap(), "--json"]));
+    for s in ["train_sim", "train", "displace"] {
+        assert_eq!(st.get(s), None, "{st:?}");
+    }
+    let g_out = dir.join("g");
+    for (part, want) in [("neural", &a), ("neural_no_displacement", &a2)] {
+        let got =
+            tress::pipeline::stage::file_sha256(&g_out.join(format!("parts/{part}.1-8.tcache"))).unwrap();
+        assert_eq!(&got, want, "{part}");
+    }
+    let md = std::fs::read_to_string(g_out.join("report.md")).unwrap();
+    assert!(md.contains("(given, not trained here)"), "{md}");
+    // Training keys beside a given model, and a missing model file, are errors naming them.
+    for (extra, needle) in [
+        (
+            format!("[neural]\nmodel = \"{}\"\nsteps = 3\n", model.display()),
+            "neural.model",
+        ),
+        ("[neural]\nmodel = \"missing.tnn\"\n".to_string(), "missing.tnn"),
+    ] {
+        let bad = write_job(&dir, "bad", &extra);
+        with_methods(&bad);
+        let o = common::tress(&["run", bad.to_str().unwrap()]);
+        assert!(!o.status.success());
+        assert!(common::stderr(&o).contains(needle), "{}", common::stderr(&o));
+    }
     // Changing only the generator's options retrains the generator, not W_θ.
     let nn = std::fs::read_to_string(dir.join("nn.toml")).unwrap();
     std::fs::write(

@@ -194,6 +194,12 @@ impl Default for GuideSpec {
 pub struct NeuralSpec {
     /// A training config: built-in name (interp_small, interp_paper) or TOML file.
     pub config: String,
+    /// A trained model file (`.tnn`: `tress train interp` / `train displace`, or another job's
+    /// `model.tnn` / `displaced.tnn`), relative to the job file: used as it is, nothing is
+    /// trained, `config` is not read (the file carries its own) and no `[training]` is needed
+    /// for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Override the config's number of training steps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<usize>,
@@ -218,6 +224,7 @@ impl Default for NeuralSpec {
     fn default() -> Self {
         NeuralSpec {
             config: "interp_small".into(),
+            model: None,
             steps: None,
             displace_steps: None,
             ablations: Vec::new(),
@@ -227,8 +234,18 @@ impl Default for NeuralSpec {
 }
 
 impl NeuralSpec {
-    /// The training config with the job's overrides.
+    /// The training config with the job's overrides, or the config a given `model` was trained
+    /// with (with its generator's options when it has one).
     pub fn load(&self, dir: Option<&std::path::Path>) -> Result<crate::neural::interp::InterpConfig> {
+        if let Some(m) = &self.model {
+            if self.steps.is_some() || self.displace_steps.is_some() || !self.ablations.is_empty() {
+                return Err(Error::Invalid(
+                    "neural.model is a trained model: `steps`, `displace_steps` and `ablations` train one; leave them out".into(),
+                ));
+            }
+            return crate::neural::interp::train::model_config(std::path::Path::new(m))
+                .map_err(|e| Error::Invalid(format!("neural.model: {e}")));
+        }
         let name = match dir {
             Some(d)
                 if self.config.ends_with(".toml") && !std::path::Path::new(&self.config).is_absolute() =>
@@ -863,18 +880,20 @@ impl Job {
                 .check()
                 .map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
         }
-        let neural: NeuralSpec = section(get("neural"), "neural", origin)?;
+        let mut neural: NeuralSpec = section(get("neural"), "neural", origin)?;
+        if let Some(m) = &neural.model {
+            neural.model = Some(dir.join(expand_env(m, origin)?).display().to_string());
+        }
         neural.device.check().map_err(|_| {
             Error::Invalid(format!(
                 "{origin}: neural.device = \"cuda\" needs a tress built with `--features cuda`"
             ))
         })?;
         let neural_config = if rows.iter().any(|r| r.method == Method::Neural) {
-            Some(
-                neural
-                    .load(Some(dir))
-                    .map_err(|e| Error::Invalid(format!("{origin}: neural.config: {e}")))?,
-            )
+            Some(neural.load(Some(dir)).map_err(|e| match neural.model {
+                Some(_) => Error::Invalid(format!("{origin}: {e}")),
+                None => Error::Invalid(format!("{origin}: neural.config: {e}")),
+            })?)
         } else {
             None
         };
@@ -946,7 +965,9 @@ impl Job {
         if training.is_none() {
             let needs: Vec<&str> = rows
                 .iter()
-                .filter(|r| r.method.needs_training())
+                .filter(|r| {
+                    r.method.needs_training() && !(r.method == Method::Neural && neural.model.is_some())
+                })
                 .map(|r| r.key.as_str())
                 .collect();
             if !needs.is_empty() {

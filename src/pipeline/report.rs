@@ -50,7 +50,15 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
         ),
         (
             "groom",
-            format!("{groom}; {} points per strand", job.groom.points),
+            format!(
+                "{groom}; {} points per strand{}",
+                job.groom.points,
+                if job.groom.edits.is_empty() {
+                    String::new()
+                } else {
+                    format!("; edits `{}`", job.groom.edits.join("`, `"))
+                }
+            ),
         ),
         ("head", job.head.collider.clone()),
         ("motion", motion),
@@ -105,6 +113,14 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
                     spec.motion,
                     spec.seed.map(|s| format!(" (seed {s})")).unwrap_or_default()
                 ),
+                None => "–".into(),
+            },
+        ),
+        (
+            "neural model",
+            match &job.neural.model {
+                Some(m) => format!("`{m}` (given, not trained here)"),
+                None if job.neural_config.is_some() => "trained on the training simulation".into(),
                 None => "–".into(),
             },
         ),

@@ -87,9 +87,11 @@ pub fn applies(job: &Job, stage: Stage) -> bool {
     match stage {
         Stage::TrainSim => job.training.is_some(),
         Stage::Fit => job.rows.iter().any(|r| r.method.needs_skinning()),
-        Stage::Train => job.rows.iter().any(|r| r.method == Method::Neural),
+        // A given model (`[neural] model`) is used as it is.
+        Stage::Train => job.rows.iter().any(|r| r.method == Method::Neural) && job.neural.model.is_none(),
         Stage::Displace => {
             job.rows.iter().any(|r| r.method == Method::Neural)
+                && job.neural.model.is_none()
                 && job.neural_config.as_ref().is_some_and(|c| c.displace.is_some())
         }
         Stage::Ablate => job.rows.iter().any(|r| r.loss.is_some()),
@@ -176,6 +178,7 @@ fn inputs(ctx: &Ctx, stage: Stage, chunk: Option<(usize, usize)>) -> Result<(Val
         if applies(j, Stage::Displace) {
             up.push(ctx.input(Stage::Displace, "displaced.tnn")?.clone());
         }
+        up.extend(external(&[j.neural.model.as_deref()])?);
         if applies(j, Stage::Ablate) {
             for a in &j.neural.ablations {
                 up.push(

@@ -506,11 +506,12 @@ pub fn interpolator(
     }
     if row.method == crate::guides::Method::Neural {
         let displaced = job.neural_config.as_ref().is_some_and(|c| c.displace.is_some());
-        let path = ctx.out.join(match row.loss {
-            Some(a) => ablated_model(a),
-            None if displaced => "displaced.tnn".into(),
-            None => "model.tnn".into(),
-        });
+        let path = match (row.loss, &job.neural.model) {
+            (Some(a), _) => ctx.out.join(ablated_model(a)),
+            (None, Some(given)) => std::path::PathBuf::from(given),
+            (None, None) if displaced => ctx.out.join("displaced.tnn"),
+            (None, None) => ctx.out.join("model.tnn"),
+        };
         let n = job.neural.device.run(crate::neural::interp::apply::Load {
             path: &path,
             groom,
