@@ -168,9 +168,9 @@ impl GridFrames {
                 });
             }
         }
-        let guides = Tensor::from_data(TensorData::new(g, [count, m, m, w, 3]), dev);
+        let guides = Tensor::from_data(TensorData::new(g.clone(), [count, m, m, w, 3]), dev);
         Batch {
-            hood: candidates(blend, guides.clone(), k, &rest, &rest_guides),
+            hood: candidates(blend, guides.clone(), &g, k, &rest, &rest_guides),
             rest: Tensor::from_data(TensorData::new(rest, [1, size, size, w, 3]), dev),
             target: Tensor::from_data(TensorData::new(target, [count, size, size, w, 3]), dev),
             guides,

@@ -529,14 +529,22 @@ pub fn load_generator<B: Backend>(
     dev: &B::Device,
     path: &Path,
 ) -> Result<Option<DisplaceNet<B>>> {
-    let Some(bytes) = f.section("displace") else {
+    let (Some(bytes), Some(o)) = (f.section("displace"), generator_options(f, path)?) else {
         return Ok(None);
     };
+    gen_from_bytes(cfg, &o, bytes, dev, path).map(Some)
+}
+
+/// The options of a model file's generator, if it has one (without reading its weights).
+pub fn generator_options(f: &NeuralFile, path: &Path) -> Result<Option<DisplaceOptions>> {
+    if f.section("displace").is_none() {
+        return Ok(None);
+    }
     let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
     let o: DisplaceOptions = serde_json::from_value(f.header["displace"]["options"].clone())
         .map_err(|e| bad(&format!("bad displacement options in the header: {e}")))?;
     o.validate().map_err(|e| bad(&e.to_string()))?;
-    gen_from_bytes(cfg, &o, bytes, dev, path).map(Some)
+    Ok(Some(o))
 }
 
 /// A training of F_β as a task for any device ([`crate::neural::device::DeviceKind::run`]):

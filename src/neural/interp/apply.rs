@@ -143,11 +143,13 @@ impl<B: Backend> NeuralInterpolator<B> {
                 .resample_strand(s, self.layout.guide(slot, guides), &mut tmp);
             g.extend(tmp.iter().flat_map(|p| self.grid.to_net(*p)));
         }
-        let g = Tensor::<B, 5>::from_data(TensorData::new(g, [1, m, m, w, 3]), &self.dev);
+        let flat = g;
+        let g = Tensor::<B, 5>::from_data(TensorData::new(flat.clone(), [1, m, m, w, 3]), &self.dev);
         let om = self.net.weights(&self.rest, channels_first(g.clone()));
         let hood = candidates(
             self.blend,
             g.clone(),
+            &flat,
             spec.stride,
             &self.rest_net,
             &self.rest_guides,

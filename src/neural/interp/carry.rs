@@ -78,12 +78,14 @@ pub fn carried(
     out
 }
 
-/// The candidates L blends for guides `guides` `[b, m, m, w, 3]`: the neighbourhood guides
-/// themselves, or carried ([`carried`]; `rest` `[size, size, w, 3]` and `rest_guides`
-/// `[m, m, w, 3]` flat, network units).
+/// The candidates L blends for guides `guides` `[b, m, m, w, 3]` (`flat`: the same values, as
+/// the caller built the tensor from): the neighbourhood guides themselves, or carried
+/// ([`carried`]; `rest` `[size, size, w, 3]` and `rest_guides` `[m, m, w, 3]` flat, network
+/// units).
 pub fn candidates<B: Backend>(
     blend: Blend,
     guides: Tensor<B, 5>,
+    flat: &[f32],
     stride: usize,
     rest: &[f32],
     rest_guides: &[f32],
@@ -93,9 +95,8 @@ pub fn candidates<B: Backend>(
         Blend::Carried => {
             let [b, m, _, w, _] = guides.dims();
             let dev = guides.device();
-            let g: Vec<f32> = guides.into_data().to_vec().expect("f32 guides");
             let size = m * stride;
-            let c = carried(rest, rest_guides, &g, b, size, stride, w);
+            let c = carried(rest, rest_guides, flat, b, size, stride, w);
             Tensor::from_data(TensorData::new(c, [b, size, size, w, NEIGHBORS, 3]), &dev)
         }
     }
@@ -194,11 +195,11 @@ mod tests {
             }
         }
         let gt = Tensor::<B, 5>::from_data(TensorData::new(g.clone(), [1, m, m, w, 3]), &Default::default());
-        let pos: Vec<f32> = candidates(Blend::Positions, gt.clone(), k, &rest, &rg)
+        let pos: Vec<f32> = candidates(Blend::Positions, gt.clone(), &g, k, &rest, &rg)
             .into_data()
             .to_vec()
             .unwrap();
-        let car: Vec<f32> = candidates(Blend::Carried, gt, k, &rest, &rg)
+        let car: Vec<f32> = candidates(Blend::Carried, gt, &g, k, &rest, &rg)
             .into_data()
             .to_vec()
             .unwrap();

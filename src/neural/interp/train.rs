@@ -494,36 +494,8 @@ impl crate::neural::device::OnDevice for Training<'_> {
     }
 }
 
-/// Reads a model file: its config and network.
-/// The training config a model file was trained with, its generator's options in `displace`
-/// when the file has one (without reading the weights).
-pub fn model_config(path: &Path) -> Result<InterpConfig> {
-    let f = NeuralFile::read(path)?;
-    let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
-    if f.header["kind"] != "interp" {
-        return Err(bad(&format!(
-            "not a neural interpolator model (kind {})",
-            f.header["kind"]
-        )));
-    }
-    let mut cfg: InterpConfig = serde_json::from_value(f.header["config"].clone())
-        .map_err(|e| bad(&format!("bad config in the header: {e}")))?;
-    cfg.displace = match f.section("displace") {
-        Some(_) => Some(
-            serde_json::from_value(f.header["displace"]["options"].clone())
-                .map_err(|e| bad(&format!("bad displacement options in the header: {e}")))?,
-        ),
-        None => None,
-    };
-    cfg.validate().map_err(|e| bad(&e.to_string()))?;
-    Ok(cfg)
-}
-
-pub fn load_model<B: Backend>(
-    path: &Path,
-    dev: &B::Device,
-) -> Result<(InterpConfig, WeightNet<B>, serde_json::Value)> {
-    let f = NeuralFile::read(path)?;
+/// The W_θ training config in a model file's header (refusing files of another kind).
+fn header_config(f: &NeuralFile, path: &Path) -> Result<InterpConfig> {
     let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
     if f.header["kind"] != "interp" {
         return Err(bad(&format!(
@@ -534,6 +506,26 @@ pub fn load_model<B: Backend>(
     let cfg: InterpConfig = serde_json::from_value(f.header["config"].clone())
         .map_err(|e| bad(&format!("bad config in the header: {e}")))?;
     cfg.validate().map_err(|e| bad(&e.to_string()))?;
+    Ok(cfg)
+}
+
+/// The training config a model file was trained with, its generator's options in `displace`
+/// when the file has one (without reading the weights).
+pub fn model_config(path: &Path) -> Result<InterpConfig> {
+    let f = NeuralFile::read(path)?;
+    let mut cfg = header_config(&f, path)?;
+    cfg.displace = crate::neural::displace::train::generator_options(&f, path)?;
+    Ok(cfg)
+}
+
+/// Reads a model file: its config and network.
+pub fn load_model<B: Backend>(
+    path: &Path,
+    dev: &B::Device,
+) -> Result<(InterpConfig, WeightNet<B>, serde_json::Value)> {
+    let f = NeuralFile::read(path)?;
+    let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
+    let cfg = header_config(&f, path)?;
     let net = net_from_bytes(
         &cfg,
         f.section("weights").ok_or_else(|| bad("no weights"))?,
