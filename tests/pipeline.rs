@@ -154,6 +154,14 @@ fn a_job_runs_end_to_end_reruns_from_cache_and_is_deterministic() {
         md.contains(&format!("{n} guides + IDW")) && md.contains("no dynamics"),
         "{md}"
     );
+    // Where each row's preview error falls: a share of its squared picture error, in the
+    // report beside the row's PSNR.
+    let p: Value = serde_json::from_slice(&std::fs::read(out.join("preview.json")).unwrap()).unwrap();
+    for r in p["rows"].as_array().unwrap() {
+        let s = r["mean_off_hair"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&s) && s > 0.0, "{r}");
+    }
+    assert!(md.contains("error off the ground truth's hair"), "{md}");
     // The official Alembic library reads the result.
     // (Only where the reference python is: this test's other checks hold without it; the
     // ignored interop tests check the same writer against the official library strictly.)

@@ -21,6 +21,25 @@ pub fn psnr(a: &RgbImage, b: &RgbImage) -> f64 {
     }
 }
 
+/// The share of the squared picture error of `b` against `a` that falls on pixels where `a`
+/// equals `plain`, the same picture without the thing compared (previews: the head and
+/// background without hair). For hair it is what `b` draws where the ground truth `a` shows
+/// none, against the error where `a` has hair (strands off by a little, or missing). 0 for
+/// equal pictures.
+pub fn error_share_off(a: &RgbImage, b: &RgbImage, plain: &RgbImage) -> f64 {
+    assert_eq!(a.dimensions(), b.dimensions(), "pictures differ in size");
+    assert_eq!(a.dimensions(), plain.dimensions(), "pictures differ in size");
+    let (mut off, mut all) = (0.0f64, 0.0f64);
+    for ((p, q), r) in a.pixels().zip(b.pixels()).zip(plain.pixels()) {
+        let e: f64 = (0..3).map(|c| (p[c] as f64 - q[c] as f64).powi(2)).sum();
+        all += e;
+        if p == r {
+            off += e;
+        }
+    }
+    if all == 0.0 { 0.0 } else { off / all }
+}
+
 fn luma(img: &RgbImage) -> Vec<f64> {
     img.pixels()
         .map(|p| 0.299 * p[0] as f64 + 0.587 * p[1] as f64 + 0.114 * p[2] as f64)
@@ -87,5 +106,34 @@ mod tests {
         // A structurally different picture scores lower than a shifted-brightness one.
         let c = RgbImage::from_fn(32, 32, |x, y| Rgb([(y * 8) as u8, (x * 8) as u8, 100]));
         assert!(ssim(&a, &c) < ssim(&a, &b));
+    }
+
+    #[test]
+    fn error_share_off_splits_by_where_the_reference_shows_the_thing() {
+        let plain = RgbImage::from_pixel(8, 8, Rgb([200, 200, 200]));
+        let with = |pts: &[(u32, u32, u8)]| {
+            let mut img = plain.clone();
+            for &(x, y, v) in pts {
+                img.put_pixel(x, y, Rgb([v, v, v]));
+            }
+            img
+        };
+        // Reference: two hair pixels. Equal pictures: no error anywhere.
+        let a = with(&[(1, 1, 50), (2, 2, 50)]);
+        assert_eq!(error_share_off(&a, &a, &plain), 0.0);
+        // One hair pixel kept, one moved onto plain background: the missing pixel's error
+        // (150² per channel) on hair, the stray one's (150²) off it → half.
+        let b = with(&[(1, 1, 50), (5, 5, 50)]);
+        assert!((error_share_off(&a, &b, &plain) - 0.5).abs() < 1e-12);
+        // Only an extra stray pixel: all the error is off the hair.
+        let c = with(&[(1, 1, 50), (2, 2, 50), (6, 1, 100)]);
+        assert_eq!(error_share_off(&a, &c, &plain), 1.0);
+        // Hair a little off in shade where the reference has hair: none off it.
+        let d = with(&[(1, 1, 60), (2, 2, 40)]);
+        assert_eq!(error_share_off(&a, &d, &plain), 0.0);
+        // Weighted by squared error: a stray pixel 100 off (3·100²) and a hair pixel 50 off
+        // (3·50²) → 10000 / 12500.
+        let e = with(&[(1, 1, 100), (2, 2, 50), (4, 4, 100)]);
+        assert!((error_share_off(&a, &e, &plain) - 0.8).abs() < 1e-12);
     }
 }

@@ -11,7 +11,7 @@ use super::ctx::Ctx;
 use super::scene::{job_colliders, prepared, scene_of};
 use super::stages::part_frames;
 use crate::error::{Error, Result};
-use crate::metrics::{psnr, ssim};
+use crate::metrics::{error_share_off, psnr, ssim};
 use crate::render::frame::Coloring;
 use crate::render::frame::{FrameStyle, background, draw_strands, label};
 use crate::render::heat::legend;
@@ -24,6 +24,10 @@ pub struct FrameImage {
     pub frame: f64,
     pub psnr: f64,
     pub ssim: f64,
+    /// Share of the squared picture error on pixels where the ground truth shows no hair
+    /// ([`crate::metrics::error_share_off`]): strands drawn where there are none.
+    #[serde(default)]
+    pub off_hair: f64,
 }
 
 /// One method row's pictures against the ground truth's.
@@ -33,6 +37,9 @@ pub struct RowImages {
     pub frames: Vec<FrameImage>,
     pub mean_psnr: f64,
     pub mean_ssim: f64,
+    /// Mean over the frames of [`FrameImage::off_hair`].
+    #[serde(default)]
+    pub mean_off_hair: f64,
 }
 
 /// What `preview.json` holds: the first row's figures at the top, every row in `rows`.
@@ -137,6 +144,7 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
             c.resolve()
         };
         let g = over(&gt[i], &style);
+        let plain = bg.resolve();
         let mut pictures = Vec::with_capacity(rows.len());
         for (r, row) in rows.iter().enumerate() {
             let m = over(&row[i], &style);
@@ -145,6 +153,7 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
                 frame: f as f64,
                 psnr: psnr(&g, &m),
                 ssim: ssim(&g, &m),
+                off_hair: error_share_off(&g, &m, &plain),
             });
             pictures.push(m);
         }
@@ -193,6 +202,7 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
                 key: row.key.clone(),
                 mean_psnr: frames.iter().map(|f| f.psnr).sum::<f64>() / n,
                 mean_ssim: frames.iter().map(|f| f.ssim).sum::<f64>() / n,
+                mean_off_hair: frames.iter().map(|f| f.off_hair).sum::<f64>() / n,
                 frames,
             }
         })

@@ -13,6 +13,10 @@
 //!   an axis across them turn their candidates with them, so any weights are exact in these
 //!   cases; the network learns only how the particle follows its guides' differing motions.
 //!   The frames are rotation-minimizing: a guide's twist about its own axis is not seen.
+//! - [`Blend::Offsets`] (tress's option): the same without the turn, c_pq = g_q + (s̄_p − ḡ_q),
+//!   so s_p = s̄_p + Σ_q ω_pq (g_q − ḡ_q): the particle's rest position moved by a blend of its
+//!   guides' moves (in head-local space). Exact at rest and under a shift for any weights, like
+//!   `Carried`, with no lever arm: a guide's bend does not swing the particle's offset around.
 //!
 //! Candidates are built on the CPU from the guides (they carry no parameters), in the layout
 //! [`super::model::neighbourhood`] gives: `[b, u, v, w, 16, 3]`, neighbour c = 4·di + dj at
@@ -34,11 +38,15 @@ pub enum Blend {
     Positions,
     /// Guide particles carrying the particle's rest offset in their frames.
     Carried,
+    /// The particle's rest position moved by a blend of its guides' moves.
+    Offsets,
 }
 
 /// The 16 candidates of every particle of a `size`² window: `rest` the window's rest strands
 /// `[size, size, w, 3]`, `rest_guides` and `guides` (`frames` frames) `[m, m, w, 3]` with
-/// m = size / `stride`; returns `[frames, size, size, w, 16, 3]`.
+/// m = size / `stride`; returns `[frames, size, size, w, 16, 3]`. With `turn` off the offsets
+/// are carried unturned ([`Blend::Offsets`]).
+#[allow(clippy::too_many_arguments)]
 pub fn carried(
     rest: &[f32],
     rest_guides: &[f32],
@@ -47,6 +55,7 @@ pub fn carried(
     size: usize,
     stride: usize,
     w: usize,
+    turn: bool,
 ) -> Vec<f32> {
     let m = size / stride;
     let at = |v: &[f32], i: usize| Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
@@ -57,7 +66,12 @@ pub fn carried(
     for f in 0..frames {
         let cur = &guides[f * m * m * w * 3..(f + 1) * m * m * w * 3];
         for (g, r) in rot.iter_mut().enumerate() {
-            transport(&rest_g[g], &strand(cur, g), r);
+            if turn {
+                transport(&rest_g[g], &strand(cur, g), r);
+            } else {
+                r.clear();
+                r.resize(w, Quat::IDENTITY);
+            }
         }
         let idx = |a: usize, d: usize| ((a / stride) as i64 - 1 + d as i64).clamp(0, m as i64 - 1) as usize;
         for a in 0..size {
@@ -92,11 +106,12 @@ pub fn candidates<B: Backend>(
 ) -> Tensor<B, 6> {
     match blend {
         Blend::Positions => neighbourhood(guides, stride),
-        Blend::Carried => {
+        Blend::Carried | Blend::Offsets => {
             let [b, m, _, w, _] = guides.dims();
             let dev = guides.device();
             let size = m * stride;
-            let c = carried(rest, rest_guides, flat, b, size, stride, w);
+            let turn = blend == Blend::Carried;
+            let c = carried(rest, rest_guides, flat, b, size, stride, w, turn);
             Tensor::from_data(TensorData::new(c, [b, size, size, w, NEIGHBORS, 3]), &dev)
         }
     }
@@ -151,7 +166,7 @@ mod tests {
         let (size, k, w) = (8, 4, 6);
         let (rest, rg) = window(size, k, w, 1.0);
         // At rest every candidate is the particle's own rest position.
-        all_at(&carried(&rest, &rg, &rg, 1, size, k, w), &rest);
+        all_at(&carried(&rest, &rg, &rg, 1, size, k, w, true), &rest);
         let moved = |v: &[f32], rot: Quat| -> Vec<f32> {
             let shift = Vec3::new(0.4, -0.1, 0.25);
             v.chunks(3)
@@ -160,7 +175,7 @@ mod tests {
         };
         // Bent strands shifted: every candidate is the particle shifted.
         all_at(
-            &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w),
+            &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w, true),
             &moved(&rest, Quat::IDENTITY),
         );
         // Straight strands (along −y) turned about an axis across them and shifted: every
@@ -168,18 +183,47 @@ mod tests {
         let (rest, rg) = window(size, k, w, 0.0);
         let rot = Quat::from_axis_angle(Vec3::new(0.6, 0.0, -0.8), 0.7);
         all_at(
-            &carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w),
+            &carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w, true),
             &moved(&rest, rot),
         );
         // A twist about the strands' own axis is not seen (rotation-minimizing frames): the
         // candidates stay at the shifted rest, not where the twist takes the particle.
         let twist = Quat::from_rotation_y(0.5);
-        let c = carried(&rest, &rg, &moved(&rg, twist), 1, size, k, w);
+        let c = carried(&rest, &rg, &moved(&rg, twist), 1, size, k, w, true);
         let far = moved(&rest, twist)
             .chunks(3)
             .zip(c.chunks(3 * NEIGHBORS))
             .any(|(p, cand)| Vec3::from_slice(p).distance(Vec3::from_slice(&cand[..3])) > 0.05);
         assert!(far);
+    }
+
+    #[test]
+    fn offset_candidates_are_exact_at_rest_and_under_a_shift_but_not_a_turn() {
+        let (size, k, w) = (8, 4, 6);
+        let (rest, rg) = window(size, k, w, 1.0);
+        all_at(&carried(&rest, &rg, &rg, 1, size, k, w, false), &rest);
+        let shift = Vec3::new(0.4, -0.1, 0.25);
+        let moved = |v: &[f32], rot: Quat| -> Vec<f32> {
+            v.chunks(3)
+                .flat_map(|p| (rot * Vec3::new(p[0], p[1], p[2]) + shift).to_array())
+                .collect()
+        };
+        all_at(
+            &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w, false),
+            &moved(&rest, Quat::IDENTITY),
+        );
+        // Turned, a particle away from its guide is off by the unturned offset's change:
+        // |(I − R)(s̄ − ḡ)| for the straight strands' turn across them.
+        let (rest, rg) = window(size, k, w, 0.0);
+        let rot = Quat::from_axis_angle(Vec3::new(0.6, 0.0, -0.8), 0.7);
+        let c = carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w, false);
+        let want = moved(&rest, rot);
+        let worst = want
+            .chunks(3)
+            .zip(c.chunks(3 * NEIGHBORS))
+            .map(|(p, cand)| Vec3::from_slice(p).distance(Vec3::from_slice(&cand[..3])))
+            .fold(0.0f32, f32::max);
+        assert!(worst > 0.05, "{worst}");
     }
 
     #[test]
@@ -199,7 +243,11 @@ mod tests {
             .into_data()
             .to_vec()
             .unwrap();
-        let car: Vec<f32> = candidates(Blend::Carried, gt, &g, k, &rest, &rg)
+        let car: Vec<f32> = candidates(Blend::Carried, gt.clone(), &g, k, &rest, &rg)
+            .into_data()
+            .to_vec()
+            .unwrap();
+        let shifted: Vec<f32> = candidates(Blend::Offsets, gt, &g, k, &rest, &rg)
             .into_data()
             .to_vec()
             .unwrap();
@@ -219,6 +267,8 @@ mod tests {
                             - Vec3::from_slice(&rg[(gi * w + i) * 3..]);
                         let d = Vec3::from_slice(&car[o..]) - raw;
                         assert!((d.length() - off.length()).abs() < 1e-4);
+                        // Offsets: the rest offset itself, unturned.
+                        assert!((Vec3::from_slice(&shifted[o..]) - raw).distance(off) < 1e-5);
                     }
                 }
             }
