@@ -118,6 +118,7 @@ fn a_job_runs_end_to_end_reruns_from_cache_and_is_deterministic() {
         "preview.png",
         "preview_gt.png",
         "compare.png",
+        "where.png",
         "metrics.json",
         "error.png",
         "report.md",

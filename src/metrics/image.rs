@@ -40,6 +40,26 @@ pub fn error_share_off(a: &RgbImage, b: &RgbImage, plain: &RgbImage) -> f64 {
     if all == 0.0 { 0.0 } else { off / all }
 }
 
+/// A map of [`error_share_off`]'s split: white where `b` equals `a`; red where `a` equals
+/// `plain` (error off the thing compared: `b` draws what `a` does not have), blue elsewhere (error
+/// on it), deeper with the pixel's largest channel difference (full at 85 of 255).
+pub fn error_split_map(a: &RgbImage, b: &RgbImage, plain: &RgbImage) -> RgbImage {
+    assert_eq!(a.dimensions(), b.dimensions(), "pictures differ in size");
+    assert_eq!(a.dimensions(), plain.dimensions(), "pictures differ in size");
+    RgbImage::from_fn(a.width(), a.height(), |x, y| {
+        let (p, q) = (a.get_pixel(x, y), b.get_pixel(x, y));
+        let e = (0..3).map(|c| p[c].abs_diff(q[c]) as u32).max().unwrap_or(0);
+        let k = 255 - (3 * e).min(255) as u8;
+        if e == 0 {
+            image::Rgb([255, 255, 255])
+        } else if p == plain.get_pixel(x, y) {
+            image::Rgb([255, k, k])
+        } else {
+            image::Rgb([k, k, 255])
+        }
+    })
+}
+
 fn luma(img: &RgbImage) -> Vec<f64> {
     img.pixels()
         .map(|p| 0.299 * p[0] as f64 + 0.587 * p[1] as f64 + 0.114 * p[2] as f64)
@@ -135,5 +155,11 @@ mod tests {
         // (3·50²) → 10000 / 12500.
         let e = with(&[(1, 1, 100), (2, 2, 50), (4, 4, 100)]);
         assert!((error_share_off(&a, &e, &plain) - 0.8).abs() < 1e-12);
+        // The map: white where equal, red for the stray pixel, blue for the hair pixel off.
+        let m = error_split_map(&a, &e, &plain);
+        assert_eq!(m.get_pixel(0, 0).0, [255, 255, 255]);
+        assert_eq!(m.get_pixel(4, 4).0, [255, 0, 0]);
+        assert_eq!(m.get_pixel(1, 1).0, [105, 105, 255]);
+        assert_eq!(m.get_pixel(2, 2).0, [255, 255, 255]);
     }
 }

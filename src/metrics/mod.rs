@@ -8,4 +8,4 @@ pub mod nonlocal;
 pub mod table;
 
 pub use eval::{Evaluator, FrameMetrics, Summary};
-pub use image::{error_share_off, psnr, ssim};
+pub use image::{error_share_off, error_split_map, psnr, ssim};

@@ -11,7 +11,7 @@ use super::ctx::Ctx;
 use super::scene::{job_colliders, prepared, scene_of};
 use super::stages::part_frames;
 use crate::error::{Error, Result};
-use crate::metrics::{error_share_off, psnr, ssim};
+use crate::metrics::{error_share_off, error_split_map, psnr, ssim};
 use crate::render::frame::Coloring;
 use crate::render::frame::{FrameStyle, background, draw_strands, label};
 use crate::render::heat::legend;
@@ -132,6 +132,7 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
     let scale = all.get(all.len() * 99 / 100).copied().unwrap_or(1.0).max(1e-3);
     let style = FrameStyle::default();
     let (mut gt_tiles, mut m_tiles, mut compare) = (Vec::new(), Vec::new(), Vec::new());
+    let mut where_tiles = Vec::new();
     let mut images: Vec<Vec<FrameImage>> = vec![Vec::new(); rows.len()];
     let shown = rows.len().min(COMPARED_ROWS);
     for (i, &f) in frames.iter().enumerate() {
@@ -161,6 +162,14 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
             label(&mut img, &text);
             img
         };
+        if chosen.contains(&i) {
+            for (m, l) in pictures.iter().zip(&labels).take(shown) {
+                where_tiles.push(labelled(
+                    error_split_map(&g, m, &plain),
+                    format!("{l}: red off the hair, blue on it, frame {f}"),
+                ));
+            }
+        }
         let g = labelled(g, format!("ground truth, frame {f}"));
         let pictures: Vec<RgbImage> = pictures
             .into_iter()
@@ -192,6 +201,7 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
         save_png(ctx, "preview.png", &contact_sheet(&m_tiles, opts.columns))?,
         save_png(ctx, "preview_gt.png", &contact_sheet(&gt_tiles, opts.columns))?,
         save_png(ctx, "compare.png", &contact_sheet(&compare, shown + 2))?,
+        save_png(ctx, "where.png", &contact_sheet(&where_tiles, shown))?,
     ];
     let per_row: Vec<RowImages> = images
         .into_iter()

@@ -261,6 +261,7 @@ fn preview_split(p: &PreviewReport) -> String {
             100.0 * r.mean_off_hair
         ));
     }
+    md.push_str("\nEach compared row's picture against the ground truth's (white: equal; red: error where the ground truth shows no hair; blue: error on its hair):\n\n![where the preview error falls](where.png)\n");
     md
 }
 
