@@ -285,8 +285,8 @@ impl UvGrid {
                 // Cells whose rest shape is unlike the strand's (across a parting, a whorl)
                 // move unlike it: each cell's weight is damped by how far its rest shape
                 // (from its root) lies from the strand's, relative to the closest cell's.
-                if ws.len() > 1 {
-                    let own = groom.strand(s);
+                let own = groom.strand(s);
+                if ws.len() > 1 && !own.is_empty() {
                     let f = &frac[offsets[s]..offsets[s + 1]];
                     let d2: Vec<f32> = ws
                         .iter()
