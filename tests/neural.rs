@@ -81,7 +81,7 @@ type T = Autodiff<Flex>;
 
 #[test]
 fn training_lowers_the_loss_and_beats_uniform_weights() {
-    for blend in [Blend::Positions, Blend::Carried] {
+    for blend in [Blend::Positions, Blend::Carried, Blend::Offsets] {
         training_lowers_the_loss_with(blend);
     }
 }

@@ -243,15 +243,13 @@ pub fn report(ctx: &Ctx, run: &RunReport) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Where each method's time went, per frame (001 §7.3's parts: guide simulation, grouping and
-/// assignment, interpolation, correction), and the skinning fit.
 /// Where each row's preview error falls: on the ground truth's hair (strands a little off, or
 /// missing) or where it shows none (strands drawn where there are none). Preview PSNR is ruled
 /// by the second part more than RMSE suggests: a stray strand over the background costs a
 /// whole line of pixels, one off by a millimetre inside the hair little.
 fn preview_split(p: &PreviewReport) -> String {
     let mut md = String::from(
-        "\nWhere the preview error falls (the preview frames, same camera): the share of each row's squared picture error on pixels where the ground truth shows no hair, i.e. strands drawn where there are none; the rest lies on the ground truth's hair.\n\n| method | preview PSNR (dB) | error off the ground truth's hair |\n| --- | --- | --- |\n",
+        "\nWhere the preview error falls (the preview frames, same camera): of each row's squared picture error, the share on pixels where the ground truth shows no hair (strands drawn where there are none), averaged over the frames; the rest lies on the ground truth's hair.\n\n| method | preview PSNR (dB) | error off the ground truth's hair |\n| --- | --- | --- |\n",
     );
     for r in &p.rows {
         md.push_str(&format!(
@@ -265,6 +263,8 @@ fn preview_split(p: &PreviewReport) -> String {
     md
 }
 
+/// Where each method's time went, per frame (001 §7.3's parts: guide simulation, grouping and
+/// assignment, interpolation, correction), and the skinning fit.
 fn timings_section(ctx: &Ctx) -> String {
     use super::stages::RowTimes;
     let job = ctx.job;

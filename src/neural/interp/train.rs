@@ -30,7 +30,7 @@ use crate::neural::grid::{GridSpec, UNIT_CM};
 pub struct NetOptions {
     pub guide_channels: usize,
     pub slope: f64,
-    /// What L blends: `positions` (000 Eq. 3) or `carried` ([`super::carry`]).
+    /// What L blends: `positions` (000 Eq. 3), `carried` or `offsets` ([`super::carry`]).
     pub blend: super::carry::Blend,
 }
 
