@@ -144,6 +144,13 @@ fn on_grid(s: &[Vec3], t: f32) -> Vec3 {
     s[i].lerp(s[i + 1], x - i as f32)
 }
 
+/// Cell `c`'s shape at arc-length fraction `t`, from its root: grid frames `cells` of `w`
+/// particles per cell (the rest grid or any frame).
+fn cell_shape(cells: &[Vec3], w: usize, c: usize, t: f32) -> Vec3 {
+    let s = &cells[c * w..(c + 1) * w];
+    on_grid(s, t) - s[0]
+}
+
 /// The point at arc-length fraction `t` of a strand whose particles sit at fractions `f`.
 fn at_fraction(s: &[Vec3], f: &[f32], t: f32) -> Vec3 {
     if s.len() == 1 {
@@ -294,10 +301,11 @@ impl UvGrid {
                     let d2: Vec<f32> = ws
                         .iter()
                         .map(|&(c, _)| {
-                            let cs = &rest[c as usize * w..(c as usize + 1) * w];
                             own.iter()
                                 .zip(f)
-                                .map(|(p, &t)| (*p - own[0]).distance_squared(on_grid(cs, t) - cs[0]))
+                                .map(|(p, &t)| {
+                                    (*p - own[0]).distance_squared(cell_shape(&rest, w, c as usize, t))
+                                })
                                 .sum::<f32>()
                                 / own.len() as f32
                         })
@@ -404,10 +412,7 @@ impl UvGrid {
     fn shapes(&self, s: usize, grid: &[Vec3], dst: &mut [Vec3]) {
         let w = self.spec.points;
         let first = self.offsets[s];
-        let shape = |c: usize, t: f32| {
-            let now = &grid[c * w..(c + 1) * w];
-            on_grid(now, t) - now[0]
-        };
+        let shape = |c: usize, t: f32| cell_shape(grid, w, c, t);
         for (i, d) in dst.iter_mut().enumerate() {
             let t = self.frac[first + i];
             *d = match &self.back[s] {
@@ -465,6 +470,30 @@ mod tests {
     use super::*;
     use crate::groom::{GroomParams, Style, generate};
 
+    /// Straight 25-particle strands 1 cm apart from `base`'s roots, each along `dir(strand)`.
+    fn straight_from(base: &Groom, dir: impl Fn(usize) -> Vec3) -> Groom {
+        let roots = base.roots();
+        let pts: Vec<Vec3> = (0..roots.len())
+            .flat_map(|s| {
+                let (r, d) = (roots[s], dir(s));
+                (0..25).map(move |k| r + d * k as f32)
+            })
+            .collect();
+        Groom::uniform(pts, 25, base.attrs.clone()).unwrap()
+    }
+
+    /// `groom`'s rest particles, each strand turned about its root by `turn(strand)`.
+    fn turned(groom: &Groom, turn: impl Fn(usize) -> glam::Quat) -> Vec<Vec3> {
+        let mut out = groom.points().to_vec();
+        for (s, r) in groom.offsets().windows(2).enumerate() {
+            let (root, q) = (out[r[0]], turn(s));
+            for p in &mut out[r[0]..r[1]] {
+                *p = root + q * (*p - root);
+            }
+        }
+        out
+    }
+
     fn groom() -> Groom {
         generate(&GroomParams {
             strands: 600,
@@ -512,15 +541,8 @@ mod tests {
         })
         .unwrap();
         let o = scalp_center(&base.roots());
-        let pts: Vec<Vec3> = base
-            .roots()
-            .iter()
-            .flat_map(|r| {
-                let d = (*r - o).normalize();
-                (0..25).map(move |k| *r + d * k as f32)
-            })
-            .collect();
-        let straight = Groom::uniform(pts, 25, base.attrs.clone()).unwrap();
+        let roots = base.roots();
+        let straight = straight_from(&base, |s| (roots[s] - o).normalize());
         let grid = UvGrid::new(
             &straight,
             GridSpec {
@@ -530,14 +552,7 @@ mod tests {
             },
         )
         .unwrap();
-        let mut bent = straight.points().to_vec();
-        for (s, r) in straight.offsets().windows(2).enumerate() {
-            let root = bent[r[0]];
-            let q = glam::Quat::from_rotation_x(0.3 + 0.001 * s as f32);
-            for p in &mut bent[r[0]..r[1]] {
-                *p = root + q * (*p - root);
-            }
-        }
+        let bent = turned(&straight, |s| glam::Quat::from_rotation_x(0.3 + 0.001 * s as f32));
         grid.gather(&bent, &mut cells);
         let mut back = vec![Vec3::ZERO; straight.point_count()];
         grid.scatter(&cells, &mut back);
@@ -583,22 +598,10 @@ mod tests {
             }
             .normalize()
         };
-        let roots = base.roots();
-        let pts: Vec<Vec3> = (0..roots.len())
-            .flat_map(|s| {
-                let (r, d) = (roots[s], dir(s));
-                (0..25).map(move |k| r + d * k as f32)
-            })
-            .collect();
-        let parted = Groom::uniform(pts, 25, base.attrs.clone()).unwrap();
-        let mut swung = parted.points().to_vec();
-        for (s, r) in parted.offsets().windows(2).enumerate() {
-            let q = glam::Quat::from_rotation_z(if left(s) { -0.4 } else { 0.4 });
-            let root = swung[r[0]];
-            for p in &mut swung[r[0]..r[1]] {
-                *p = root + q * (*p - root);
-            }
-        }
+        let parted = straight_from(&base, dir);
+        let swung = turned(&parted, |s| {
+            glam::Quat::from_rotation_z(if left(s) { -0.4 } else { 0.4 })
+        });
         let spec = GridSpec {
             n: 16,
             stride: 2,

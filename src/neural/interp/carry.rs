@@ -61,16 +61,14 @@ pub fn carried(
     let at = |v: &[f32], i: usize| Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
     let strand = |v: &[f32], g: usize| -> Vec<Vec3> { (0..w).map(|k| at(v, g * w + k)).collect() };
     let mut out = Vec::with_capacity(frames * size * size * w * NEIGHBORS * 3);
-    let mut rot: Vec<Vec<Quat>> = vec![Vec::new(); m * m];
+    // Unturned offsets keep the identity; turned ones get each frame's transport.
+    let mut rot: Vec<Vec<Quat>> = vec![vec![Quat::IDENTITY; w]; m * m];
     let rest_g: Vec<Vec<Vec3>> = (0..m * m).map(|g| strand(rest_guides, g)).collect();
     for f in 0..frames {
         let cur = &guides[f * m * m * w * 3..(f + 1) * m * m * w * 3];
-        for (g, r) in rot.iter_mut().enumerate() {
-            if turn {
+        if turn {
+            for (g, r) in rot.iter_mut().enumerate() {
                 transport(&rest_g[g], &strand(cur, g), r);
-            } else {
-                r.clear();
-                r.resize(w, Quat::IDENTITY);
             }
         }
         let idx = |a: usize, d: usize| ((a / stride) as i64 - 1 + d as i64).clamp(0, m as i64 - 1) as usize;
@@ -150,6 +148,14 @@ mod tests {
         (rest, guides)
     }
 
+    /// Particles `v` (flat) turned by `rot` about the origin, then shifted by a fixed offset.
+    fn moved(v: &[f32], rot: Quat) -> Vec<f32> {
+        let shift = Vec3::new(0.4, -0.1, 0.25);
+        v.chunks(3)
+            .flat_map(|p| (rot * Vec3::new(p[0], p[1], p[2]) + shift).to_array())
+            .collect()
+    }
+
     /// Every candidate of every particle equals `want`'s particle.
     fn all_at(c: &[f32], want: &[f32]) {
         for (p, cand) in want.chunks(3).zip(c.chunks(3 * NEIGHBORS)) {
@@ -167,12 +173,6 @@ mod tests {
         let (rest, rg) = window(size, k, w, 1.0);
         // At rest every candidate is the particle's own rest position.
         all_at(&carried(&rest, &rg, &rg, 1, size, k, w, true), &rest);
-        let moved = |v: &[f32], rot: Quat| -> Vec<f32> {
-            let shift = Vec3::new(0.4, -0.1, 0.25);
-            v.chunks(3)
-                .flat_map(|p| (rot * Vec3::new(p[0], p[1], p[2]) + shift).to_array())
-                .collect()
-        };
         // Bent strands shifted: every candidate is the particle shifted.
         all_at(
             &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w, true),
@@ -202,12 +202,6 @@ mod tests {
         let (size, k, w) = (8, 4, 6);
         let (rest, rg) = window(size, k, w, 1.0);
         all_at(&carried(&rest, &rg, &rg, 1, size, k, w, false), &rest);
-        let shift = Vec3::new(0.4, -0.1, 0.25);
-        let moved = |v: &[f32], rot: Quat| -> Vec<f32> {
-            v.chunks(3)
-                .flat_map(|p| (rot * Vec3::new(p[0], p[1], p[2]) + shift).to_array())
-                .collect()
-        };
         all_at(
             &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w, false),
             &moved(&rest, Quat::IDENTITY),
