@@ -20,6 +20,7 @@ pub mod render;
 pub mod scene;
 pub mod sim;
 pub mod units;
+pub mod upsample;
 
 pub use error::{Error, Result};
 

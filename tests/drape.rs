@@ -409,7 +409,7 @@ checkpoint_every = 4
         .grooms
         .iter()
         .map(|g| {
-            tress::scene::drape_scene(g, &Default::default(), 0.2, 8, 6, &cfg.material)
+            tress::neural::drape::scene::drape_scene(g, &Default::default(), 0.2, 8, 6, &cfg.material)
                 .unwrap()
                 .subject
         })

@@ -90,7 +90,7 @@ fn hashes(dir: &Path) -> BTreeMap<String, String> {
                     stack.push(p);
                 }
             } else if !rel.starts_with("report.") && !rel.contains("times.") {
-                out.insert(rel, tress::pipeline::stage::file_sha256(&p).unwrap());
+                out.insert(rel, tress::pipeline::engine::file_sha256(&p).unwrap());
             }
         }
     }
@@ -193,7 +193,7 @@ fn a_job_runs_end_to_end_reruns_from_cache_and_is_deterministic() {
     assert_eq!(st["eval"], "ran");
 
     // Chunked upsampling (two farm tasks) writes the same cache as one task.
-    let reference = tress::pipeline::stage::file_sha256(&out.join("hair.tcache")).unwrap();
+    let reference = tress::pipeline::engine::file_sha256(&out.join("hair.tcache")).unwrap();
     let _ = std::fs::remove_dir_all(out.join("parts"));
     for e in std::fs::read_dir(out.join(".tress")).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().to_string();
@@ -215,7 +215,7 @@ fn a_job_runs_end_to_end_reruns_from_cache_and_is_deterministic() {
     assert_eq!(st["upsample"], "cached");
     assert_eq!(st["write"], "ran");
     assert_eq!(
-        tress::pipeline::stage::file_sha256(&out.join("hair.tcache")).unwrap(),
+        tress::pipeline::engine::file_sha256(&out.join("hair.tcache")).unwrap(),
         reference
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -482,8 +482,8 @@ fn upsample_command_matches_the_upsample_stage() {
     let out = dir.join("u");
     let up = dir.join("up.tcache");
     upsample_job_guides(&out, &["--method", "idw"], &up);
-    let a = tress::pipeline::stage::file_sha256(&up).unwrap();
-    let b = tress::pipeline::stage::file_sha256(&out.join("parts/idw.1-8.tcache")).unwrap();
+    let a = tress::pipeline::engine::file_sha256(&up).unwrap();
+    let b = tress::pipeline::engine::file_sha256(&out.join("parts/idw.1-8.tcache")).unwrap();
     assert_eq!(a, b);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -578,7 +578,7 @@ fn a_killed_simulation_resumes_from_its_checkpoint() {
             common::stderr(&o)
         );
     }
-    let h = |p: PathBuf| tress::pipeline::stage::file_sha256(&p).unwrap();
+    let h = |p: PathBuf| tress::pipeline::engine::file_sha256(&p).unwrap();
     assert_eq!(h(dir.join("killed/gt.tcache")), h(dir.join("clean/gt.tcache")));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -704,8 +704,8 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
         &["--method", "neural", "--model", model.to_str().unwrap()],
         &up,
     );
-    let a = tress::pipeline::stage::file_sha256(&up).unwrap();
-    let b = tress::pipeline::stage::file_sha256(&out.join("parts/neural.1-8.tcache")).unwrap();
+    let a = tress::pipeline::engine::file_sha256(&up).unwrap();
+    let b = tress::pipeline::engine::file_sha256(&out.join("parts/neural.1-8.tcache")).unwrap();
     assert_eq!(a, b);
     upsample_job_guides(
         &out,
@@ -718,9 +718,9 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
         ],
         &up,
     );
-    let a2 = tress::pipeline::stage::file_sha256(&up).unwrap();
+    let a2 = tress::pipeline::engine::file_sha256(&up).unwrap();
     let b2 =
-        tress::pipeline::stage::file_sha256(&out.join("parts/neural_no_displacement.1-8.tcache")).unwrap();
+        tress::pipeline::engine::file_sha256(&out.join("parts/neural_no_displacement.1-8.tcache")).unwrap();
     assert_eq!(a2, b2);
     assert_ne!(a, a2, "the displacement changed nothing");
     // A job given the trained model (`[neural] model`, no [training]) trains nothing and
@@ -741,7 +741,7 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
     let g_out = dir.join("g");
     for (part, want) in [("neural", &a), ("neural_no_displacement", &a2)] {
         let got =
-            tress::pipeline::stage::file_sha256(&g_out.join(format!("parts/{part}.1-8.tcache"))).unwrap();
+            tress::pipeline::engine::file_sha256(&g_out.join(format!("parts/{part}.1-8.tcache"))).unwrap();
         assert_eq!(&got, want, "{part}");
     }
     let md = std::fs::read_to_string(g_out.join("report.md")).unwrap();
@@ -812,8 +812,8 @@ fn a_job_trains_and_scores_the_neural_interpolator() {
     let m = out.join("model.no_length.tnn");
     upsample_job_guides(&out, &["--method", "neural", "--model", m.to_str().unwrap()], &up);
     assert_eq!(
-        tress::pipeline::stage::file_sha256(&up).unwrap(),
-        tress::pipeline::stage::file_sha256(&out.join("parts/neural_no_length.1-8.tcache")).unwrap()
+        tress::pipeline::engine::file_sha256(&up).unwrap(),
+        tress::pipeline::engine::file_sha256(&out.join("parts/neural_no_length.1-8.tcache")).unwrap()
     );
     // An ablation the config already is (no L_snap with a snap weight of 0) is refused.
     std::fs::write(&job, with_ablations.replace("\"no_length\"", "\"no_snap\"")).unwrap();

@@ -16,10 +16,10 @@ use crate::groom::Transform;
 use crate::neural::drape::HeadRotation;
 use crate::neural::drape::energy::Fixed;
 use crate::neural::drape::model::condition;
+use crate::neural::drape::scene::drape_scene;
 use crate::neural::drape::solve::{AdamOptions, adam};
 use crate::neural::drape::train::{DrapeTrainConfig, GroomEntry, decode, latent_of, row_positions};
 use crate::neural::file::seeded_init;
-use crate::scene::drape_scene;
 
 #[derive(Debug, Serialize)]
 pub struct BatchFigures {

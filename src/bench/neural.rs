@@ -214,56 +214,19 @@ impl OnDevice for Bench<'_> {
         cfg.train.steps = train_steps.max(1) + 1;
         cfg.train.validate_every = usize::MAX / 2;
         cfg.train.checkpoint_every = usize::MAX / 2;
-        let grid = UvGrid::new(groom, cfg.grid)?;
-        let mut data = GridFrames::new(grid.clone());
-        let mut val = GridFrames::new(grid);
-        for f in 0..12 {
-            swing(groom, f as f32 * 0.25, &mut full);
-            data.push(&full);
-            if f < 3 {
-                val.push(&full);
-            }
-        }
-        let mut times = Vec::new();
-        let mut last = Instant::now();
-        train::<AB>(&cfg, &data, &val, &dev, None, &mut |_| {
-            times.push(last.elapsed().as_secs_f64() * 1e3);
-            last = Instant::now();
-            true
-        })?;
-        let train_first_step_ms = times.first().copied().unwrap_or(0.0);
-        let rest = &times[1.min(times.len())..];
-        let train_step_ms = rest.iter().sum::<f64>() / rest.len().max(1) as f64;
+        let (data, val) = swing_frames(groom, &cfg)?;
+        let (train_first_step_ms, train_step_ms, trained_steps) = train_ms::<AB>(&cfg, &data, &val, &dev)?;
         // The displacement generator's training, with a fresh W_θ held fixed (crops of the
         // config's size need a grid of at least 16 + stride cells).
-        let (mut displace_first_step_ms, mut displace_step_ms) = (0.0, 0.0);
-        if cfg.grid.n >= 16 + cfg.grid.stride {
+        let (displace_first_step_ms, displace_step_ms) = if cfg.grid.n >= 16 + cfg.grid.stride {
             let mut o = dopts.clone();
             o.steps = train_steps.max(1) + 2;
             o.validate_every = usize::MAX / 2;
             o.checkpoint_every = usize::MAX / 2;
-            let mut dt = Vec::new();
-            let mut last = Instant::now();
-            crate::neural::displace::train::train::<AB>(
-                &cfg,
-                &o,
-                &init_net::<B<AB>>(&cfg, &dev),
-                &data,
-                &val,
-                &dev,
-                None,
-                &mut |_| {
-                    dt.push(last.elapsed().as_secs_f64() * 1e3);
-                    last = Instant::now();
-                    true
-                },
-            )?;
-            displace_first_step_ms = dt.first().copied().unwrap_or(0.0);
-            // The last step validates (training always scores its end): left out.
-            dt.pop();
-            let r = &dt[1.min(dt.len())..];
-            displace_step_ms = r.iter().sum::<f64>() / r.len().max(1) as f64;
-        }
+            displace_ms::<AB>(&cfg, &o, &data, &val, &dev)?
+        } else {
+            (0.0, 0.0)
+        };
         Ok(NeuralBench {
             config: String::new(),
             device: String::new(),
@@ -282,7 +245,7 @@ impl OnDevice for Bench<'_> {
             neural_over_idw: neural_ms / idw_ms.max(1e-9),
             train_first_step_ms,
             train_step_ms,
-            train_steps: rest.len(),
+            train_steps: trained_steps,
             displaced_first_frame_ms,
             displaced_ms,
             displace_first_step_ms,
@@ -292,4 +255,75 @@ impl OnDevice for Bench<'_> {
             kernel_cache_warm: None,
         })
     }
+}
+
+/// Twelve frames of the swing for training, the first three again for validation.
+fn swing_frames(groom: &Groom, cfg: &InterpConfig) -> Result<(GridFrames, GridFrames)> {
+    let grid = UvGrid::new(groom, cfg.grid)?;
+    let mut data = GridFrames::new(grid.clone());
+    let mut val = GridFrames::new(grid);
+    let mut full = Vec::new();
+    for f in 0..12 {
+        swing(groom, f as f32 * 0.25, &mut full);
+        data.push(&full);
+        if f < 3 {
+            val.push(&full);
+        }
+    }
+    Ok((data, val))
+}
+
+/// W_θ's training steps: the first step's ms, the mean of the others, and how many.
+fn train_ms<AB: AutodiffBackend>(
+    cfg: &InterpConfig,
+    data: &GridFrames,
+    val: &GridFrames,
+    dev: &AB::Device,
+) -> Result<(f64, f64, usize)> {
+    let mut times = Vec::new();
+    let mut last = Instant::now();
+    train::<AB>(cfg, data, val, dev, None, &mut |_| {
+        times.push(last.elapsed().as_secs_f64() * 1e3);
+        last = Instant::now();
+        true
+    })?;
+    let first = times.first().copied().unwrap_or(0.0);
+    let rest = &times[1.min(times.len())..];
+    Ok((
+        first,
+        rest.iter().sum::<f64>() / rest.len().max(1) as f64,
+        rest.len(),
+    ))
+}
+
+/// The displacement generator's training steps with a fresh W_θ fixed: the first step's ms
+/// and the mean of the others (the last, which validates, left out).
+fn displace_ms<AB: AutodiffBackend>(
+    cfg: &InterpConfig,
+    o: &crate::neural::displace::DisplaceOptions,
+    data: &GridFrames,
+    val: &GridFrames,
+    dev: &AB::Device,
+) -> Result<(f64, f64)> {
+    let mut dt = Vec::new();
+    let mut last = Instant::now();
+    crate::neural::displace::train::train::<AB>(
+        cfg,
+        o,
+        &init_net::<AB::InnerBackend>(cfg, dev),
+        data,
+        val,
+        dev,
+        None,
+        &mut |_| {
+            dt.push(last.elapsed().as_secs_f64() * 1e3);
+            last = Instant::now();
+            true
+        },
+    )?;
+    let first = dt.first().copied().unwrap_or(0.0);
+    // The last step validates (training always scores its end): left out.
+    dt.pop();
+    let r = &dt[1.min(dt.len())..];
+    Ok((first, r.iter().sum::<f64>() / r.len().max(1) as f64))
 }

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::groom::{Transform, UpAxis};
-use crate::motion::RandomMotion;
-use crate::scene::{SceneGroom, body_params, colliders, head_shape, load_groom, place_track};
+use crate::motion::sources::MotionSource;
+use crate::scene::{GroomSource, HeadSource, SceneFiles, SceneGroom, SceneSpec};
 use crate::sim::counters::Counters;
 use crate::sim::{Material, SimOptions, Simulation};
 
@@ -29,26 +29,35 @@ pub struct SimBench {
     pub counters: Counters,
 }
 
+/// The bench's scene for `groom`: its natural head (a procedural groom's cranium, else fitted
+/// to the roots) and body, the gentle motion from t = 0.
+fn spec(groom: GroomSource, transform: Transform, frames: usize) -> SceneSpec {
+    SceneSpec {
+        groom,
+        transform,
+        head: HeadSource::Fitted,
+        body: None,
+        sdf_cell: 0.2,
+        motion: MotionSource::Preset {
+            name: "gentle".into(),
+            seed: None,
+        },
+        fps: 24.0,
+        first: 0,
+        last: frames as i64,
+        hold_after: frames as i64,
+        props: Vec::new(),
+    }
+}
+
 /// One case: `frames` frames of the gentle motion after a short pre-roll, timed without it.
-fn case(scene: &SceneGroom, threads: usize, frames: usize) -> Result<SimBench> {
+fn case(spec: &SceneSpec, scene: &SceneGroom, threads: usize, frames: usize) -> Result<SimBench> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
     pool.install(|| {
-        let spec = if scene.procedural.is_some() {
-            "procedural"
-        } else {
-            "sphere"
-        };
-        let (head, _) = head_shape(spec, scene, &Transform::default(), 0.2)?;
-        let body = body_params(None, &head)?;
-        let track = place_track(
-            RandomMotion::preset("gentle")?.track()?,
-            false,
-            &Transform::default(),
-            0.0,
-        );
+        let built = spec.build(scene.clone(), &SceneFiles::default())?;
         let options = SimOptions {
             preroll_frames: 0,
             ..SimOptions::default()
@@ -57,7 +66,7 @@ fn case(scene: &SceneGroom, threads: usize, frames: usize) -> Result<SimBench> {
             &scene.groom,
             Material::preset("straight")?,
             options,
-            colliders(head, &body, track),
+            built.colliders,
             0.0,
         );
         for _ in 0..6 {
@@ -86,7 +95,7 @@ fn case(scene: &SceneGroom, threads: usize, frames: usize) -> Result<SimBench> {
 
 /// Runs the cases; `data` holds `grooms/straight.hair` (skipped when absent).
 pub fn run(data: Option<&Path>, strands: usize, frames: usize) -> Result<Vec<SimBench>> {
-    let mut scenes = Vec::new();
+    let mut specs = Vec::new();
     if let Some(d) = data {
         let file = d.join("grooms/straight.hair");
         if file.exists() {
@@ -95,14 +104,21 @@ pub fn run(data: Option<&Path>, strands: usize, frames: usize) -> Result<Vec<Sim
                 scale: 0.37,
                 up: UpAxis::Z,
             };
-            scenes.push(load_groom(&file.to_string_lossy(), &t, None)?);
+            specs.push(spec(GroomSource::File(file), t, frames));
         }
     }
-    scenes.push(load_groom("straight", &Transform::default(), Some(strands))?);
+    let preset = GroomSource::Preset {
+        name: "straight".into(),
+        strands: Some(strands),
+        seed: None,
+    };
+    specs.push(spec(preset, Transform::default(), frames));
     let mut rows = Vec::new();
-    for scene in &scenes {
+    for mut spec in specs {
+        let scene = spec.load_groom()?;
+        spec.head = HeadSource::default_for(&scene);
         for threads in [1, 2] {
-            rows.push(case(scene, threads, frames)?);
+            rows.push(case(&spec, &scene, threads, frames)?);
         }
     }
     Ok(rows)

@@ -106,327 +106,339 @@ fn data_dir(a: &BenchArgs) -> Result<PathBuf> {
 
 pub fn run(a: &BenchArgs) -> Result<()> {
     match a.name {
-        BenchName::Abc => {
-            let r = bench::alembic::run(
-                a.input.as_deref(),
-                a.strands,
-                a.points,
-                a.frames,
-                a.output.as_deref(),
-                a.runs,
-            )?;
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
-                return Ok(());
-            }
-            println!(
-                "{} strands, {} points, {} frames; archive {:.1} MB",
-                r.strands,
-                r.points,
-                r.frames,
-                r.file_bytes as f64 / 1e6
-            );
-            println!("write  {:.3} s  {:.0} MB/s (file)", r.write_s, r.write_mb_per_s);
-            println!(
-                "read   {:.3} s  {:.0} MB/s (positions, every sample)",
-                r.read_s, r.read_mb_per_s
-            );
-            if let (Some(t), Some(m)) = (r.input_read_s, r.input_read_mb_per_s) {
-                println!("input  {t:.3} s  {m:.0} MB/s (positions of the input archive)");
-            }
-            Ok(())
-        }
-        BenchName::Tcache => {
-            let input = a
-                .input
-                .as_deref()
-                .ok_or_else(|| Error::Invalid("bench tcache needs --input CACHE".into()))?;
-            let r = bench::tcache::run(input, &std::env::temp_dir())?;
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
-                return Ok(());
-            }
-            println!(
-                "{}: {} strands, {} points, {} frames, {:.1} MB of float32",
-                r.input,
-                r.strands,
-                r.points,
-                r.frames,
-                r.raw_bytes as f64 / 1e6
-            );
-            println!(
-                "{:<24} {:>12} {:>8} {:>12} {:>12} {:>12}",
-                "codec", "bytes", "ratio", "encode MB/s", "decode MB/s", "max error"
-            );
-            for c in r.codecs {
-                println!(
-                    "{:<24} {:>12} {:>8.2} {:>12.0} {:>12.0} {:>12.2e}",
-                    c.codec, c.bytes, c.ratio, c.encode_mb_per_s, c.decode_mb_per_s, c.max_error
-                );
-            }
-            Ok(())
-        }
-        BenchName::Neural => {
-            let config = a.config.as_deref().unwrap_or("interp_small");
-            let r = bench::neural::run(config, a.grid, a.strands, a.threads, a.frames, a.runs, a.device)?;
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
-                return Ok(());
-            }
-            println!(
-                "{}: {} strands × {} points; grid {}² (stride {}, {} particles), {} guides; {} threads, {} frames; device {}",
-                r.config,
-                r.strands,
-                r.points,
-                r.grid,
-                r.stride,
-                r.grid_points,
-                r.guides,
-                r.threads,
-                r.frames,
-                r.device
-            );
-            if let (Some(dir), Some(warm)) = (&r.kernel_cache, r.kernel_cache_warm) {
-                println!(
-                    "kernel cache {dir} ({})",
-                    if warm {
-                        "warm: kernels from earlier runs"
-                    } else {
-                        "cold: kernels compiled in this run"
-                    }
-                );
-            }
-            println!("{:<44} {:>10.1}", "set-up (grid, rest features), ms", r.setup_ms);
-            println!("{:<44} {:>10.1}", "first frame, ms", r.first_frame_ms);
-            println!("{:<44} {:>10.1}", "neural, ms per frame (steady)", r.neural_ms);
-            println!(
-                "{:<44} {:>10.1}",
-                "IDW on the same guides, ms per frame", r.idw_ms
-            );
-            println!("{:<44} {:>10.1}", "neural / IDW", r.neural_over_idw);
-            println!(
-                "{:<44} {:>10.1}",
-                "neural + displacement, first frame, ms", r.displaced_first_frame_ms
-            );
-            println!(
-                "{:<44} {:>10.1}",
-                "neural + displacement, ms per frame", r.displaced_ms
-            );
-            if let Some(d) = r.cpu_max_relative_difference {
-                println!(
-                    "{:<44} {:>10.2e}",
-                    "largest difference from the CPU (relative)", d
-                );
-            }
-            println!(
-                "{:<44} {:>10.1}",
-                "training, first step, ms", r.train_first_step_ms
-            );
-            println!(
-                "{:<44} {:>10.1}",
-                format!("training, ms per step (mean of {})", r.train_steps),
-                r.train_step_ms
-            );
-            println!(
-                "{:<44} {:>10.1}",
-                "displacement training, first step, ms", r.displace_first_step_ms
-            );
-            println!(
-                "{:<44} {:>10.1}",
-                format!("displacement training, ms per step (mean of {})", r.train_steps),
-                r.displace_step_ms
-            );
-            Ok(())
-        }
-        BenchName::Drape => {
-            let config = a.config.as_deref().unwrap_or("drape_small");
-            let r = bench::drape::run(config, a.threads, a.runs, &[1, 10, 100, 1000])?;
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
-                return Ok(());
-            }
-            println!(
-                "{}: {}² texture × {} points ({} strands), {} threads",
-                r.config, r.texture, r.points, r.strands, r.threads
-            );
-            println!(
-                "{:>8} {:>12} {:>12} {:>12} {:>12}",
-                "grooms", "first, ms", "ms", "ms/groom", "grooms/s"
-            );
-            for b in &r.batches {
-                println!(
-                    "{:>8} {:>12.1} {:>12.1} {:>12.3} {:>12.0}",
-                    b.grooms, b.first_ms, b.ms, b.ms_per_groom, b.grooms_per_second
-                );
-            }
-            println!(
-                "Adam on the same groom and pose: {:.1} s ({} iterations); network {:.0}× faster per groom",
-                r.adam_seconds, r.adam_iterations, r.speedup_over_adam
-            );
-            Ok(())
-        }
-        BenchName::Hairmesh => {
-            let r = bench::hairmesh::run(a.frames.max(48))?;
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
-                return Ok(());
-            }
-            println!(
-                "{} frames of the {} motion at {} fps, {} steps per frame, conjugate gradients to {} relative residual; one thread",
-                r.frames, r.motion, r.fps, r.substeps, r.cg_tolerance
-            );
-            println!(
-                "{:>9} {:>6} {:>10} {:>10} {:>9} {:>8} {:>8} {:>10} {:>8} {:>11} {:>13} {:>6}",
-                "vertices",
-                "tets",
-                "ms/frame",
-                "paper ms",
-                "ms/1000v",
-                "forces",
-                "solve",
-                "collision",
-                "CG its",
-                "30 its cap",
-                "1 step/frame",
-                "its"
-            );
-            for c in r.cases {
-                println!(
-                    "{:>9} {:>6} {:>10.2} {:>10.1} {:>9.2} {:>8.2} {:>8.2} {:>10.2} {:>8.1} {:>11.2} {:>13.2} {:>6.1}",
-                    c.vertices,
-                    c.tets,
-                    c.ms_per_frame,
-                    c.paper_ms,
-                    c.ms_per_1000_vertices,
-                    c.forces_ms,
-                    c.solve_ms,
-                    c.collisions_ms,
-                    c.cg_iterations_per_step,
-                    c.capped_ms_per_frame,
-                    c.one_step_ms_per_frame,
-                    c.one_step_cg_iterations
-                );
-            }
-            println!(
-                "last row: a mesh built from the quickstart groom (60 four-column bundles), solved directly per bundle (CG its 0)"
-            );
-            Ok(())
-        }
-        BenchName::Upsample => {
-            let strands = if a.strands == 16_000 { 150_000 } else { a.strands };
-            let r = bench::upsample::run(strands, a.guides, a.threads, a.frames)?;
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&r).expect("json"));
-                return Ok(());
-            }
-            println!(
-                "{} strands ({} points) from {} guides, {} threads, {} frames; model {:.1} MB ({:.0} bytes per strand, {:.1} sets per strand)",
-                r.strands,
-                r.points,
-                r.guides,
-                r.threads,
-                r.frames,
-                r.model_bytes as f64 / 1e6,
-                r.model_bytes_per_strand,
-                r.sets_per_strand
-            );
-            println!("{:<44} {:>10}", "ms per frame", "");
-            println!("{:<44} {:>10.2}", "IDW, 10 guides (baseline)", r.idw_ms);
-            println!("{:<44} {:>10.2}", "static skinning", r.static_ms);
-            println!(
-                "{:<44} {:>10.2}",
-                "adaptive: guide graph, grouping, assignment", r.adaptive_grouping_ms
-            );
-            println!(
-                "{:<44} {:>10.2}",
-                "adaptive: interpolation (Eq. 5)", r.adaptive_interpolation_ms
-            );
-            println!(
-                "{:<44} {:>10.2}",
-                "two-way: interpolation for the check", r.correction_interpolation_ms
-            );
-            println!(
-                "{:<44} {:>10.2}",
-                "two-way: penalties + Eq. 4", r.correction_solve_ms
-            );
-            println!(
-                "{:.0} normal particles in the rod and {:.0} set switches per frame",
-                r.colliding_per_frame, r.switches_per_frame
-            );
-            Ok(())
-        }
-        BenchName::Sim => {
-            let data = data_dir(a).ok();
-            let rows = bench::sim::run(data.as_deref(), a.strands, a.frames)?;
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
-                return Ok(());
-            }
-            println!(
-                "{:<44} {:>9} {:>7} {:>7} {:>9} {:>10} {:>14}",
-                "groom", "particles", "threads", "frames", "substeps", "s/frame", "particle-steps/s"
-            );
-            for r in &rows {
-                println!(
-                    "{:<44} {:>9} {:>7} {:>7} {:>9} {:>10.3} {:>14.3e}",
-                    r.groom,
-                    r.particles,
-                    r.threads,
-                    r.frames,
-                    r.substeps,
-                    r.seconds_per_frame,
-                    r.particle_steps_per_s
-                );
-            }
-            for r in rows.iter().filter(|r| r.threads == 2) {
-                println!("{} (2 threads): {}", r.groom, r.counters.report());
-            }
-            sim_peer(a, data.as_deref())
-        }
-        BenchName::Sdf => {
-            let rows = bench::sdf::run(&data_dir(a)?)?;
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
-                return Ok(());
-            }
-            println!(
-                "{:<28} {:>9} {:>8} {:>11} {:>9} {:>14} {:>14}",
-                "mesh", "triangles", "cell cm", "nodes", "build s", "queries/s", "ellipsoid q/s"
-            );
-            for r in rows {
-                println!(
-                    "{:<28} {:>9} {:>8} {:>11} {:>9.2} {:>14.0} {:>14.0}",
-                    r.mesh,
-                    r.triangles,
-                    r.cell_cm,
-                    r.nodes,
-                    r.build_s,
-                    r.queries_per_s,
-                    r.ellipsoid_queries_per_s
-                );
-            }
-            Ok(())
-        }
-        BenchName::Formats => {
-            let data = data_dir(a)?;
-            let rows = bench::formats::run(&data, a.runs)?;
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
-                return Ok(());
-            }
-            println!(
-                "{:<40} {:<13} {:>10} {:>9} {:>9} {:>8}",
-                "file", "reader", "bytes", "best ms", "MB/s", "÷memcpy"
-            );
-            for r in rows {
-                println!(
-                    "{:<40} {:<13} {:>10} {:>9.2} {:>9.0} {:>8.3}",
-                    r.file, r.reader, r.bytes, r.best_ms, r.mb_per_s, r.vs_memcpy
-                );
-            }
-            Ok(())
-        }
+        BenchName::Abc => abc(a),
+        BenchName::Tcache => tcache(a),
+        BenchName::Neural => neural(a),
+        BenchName::Drape => drape(a),
+        BenchName::Hairmesh => hairmesh(a),
+        BenchName::Upsample => upsample(a),
+        BenchName::Sim => sim(a),
+        BenchName::Sdf => sdf(a),
+        BenchName::Formats => formats(a),
     }
+}
+
+fn abc(a: &BenchArgs) -> Result<()> {
+    let r = bench::alembic::run(
+        a.input.as_deref(),
+        a.strands,
+        a.points,
+        a.frames,
+        a.output.as_deref(),
+        a.runs,
+    )?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+        return Ok(());
+    }
+    println!(
+        "{} strands, {} points, {} frames; archive {:.1} MB",
+        r.strands,
+        r.points,
+        r.frames,
+        r.file_bytes as f64 / 1e6
+    );
+    println!("write  {:.3} s  {:.0} MB/s (file)", r.write_s, r.write_mb_per_s);
+    println!(
+        "read   {:.3} s  {:.0} MB/s (positions, every sample)",
+        r.read_s, r.read_mb_per_s
+    );
+    if let (Some(t), Some(m)) = (r.input_read_s, r.input_read_mb_per_s) {
+        println!("input  {t:.3} s  {m:.0} MB/s (positions of the input archive)");
+    }
+    Ok(())
+}
+
+fn tcache(a: &BenchArgs) -> Result<()> {
+    let input = a
+        .input
+        .as_deref()
+        .ok_or_else(|| Error::Invalid("bench tcache needs --input CACHE".into()))?;
+    let r = bench::tcache::run(input, &std::env::temp_dir())?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+        return Ok(());
+    }
+    println!(
+        "{}: {} strands, {} points, {} frames, {:.1} MB of float32",
+        r.input,
+        r.strands,
+        r.points,
+        r.frames,
+        r.raw_bytes as f64 / 1e6
+    );
+    println!(
+        "{:<24} {:>12} {:>8} {:>12} {:>12} {:>12}",
+        "codec", "bytes", "ratio", "encode MB/s", "decode MB/s", "max error"
+    );
+    for c in r.codecs {
+        println!(
+            "{:<24} {:>12} {:>8.2} {:>12.0} {:>12.0} {:>12.2e}",
+            c.codec, c.bytes, c.ratio, c.encode_mb_per_s, c.decode_mb_per_s, c.max_error
+        );
+    }
+    Ok(())
+}
+
+fn neural(a: &BenchArgs) -> Result<()> {
+    let config = a.config.as_deref().unwrap_or("interp_small");
+    let r = bench::neural::run(config, a.grid, a.strands, a.threads, a.frames, a.runs, a.device)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+        return Ok(());
+    }
+    println!(
+        "{}: {} strands × {} points; grid {}² (stride {}, {} particles), {} guides; {} threads, {} frames; device {}",
+        r.config,
+        r.strands,
+        r.points,
+        r.grid,
+        r.stride,
+        r.grid_points,
+        r.guides,
+        r.threads,
+        r.frames,
+        r.device
+    );
+    if let (Some(dir), Some(warm)) = (&r.kernel_cache, r.kernel_cache_warm) {
+        println!(
+            "kernel cache {dir} ({})",
+            if warm {
+                "warm: kernels from earlier runs"
+            } else {
+                "cold: kernels compiled in this run"
+            }
+        );
+    }
+    println!("{:<44} {:>10.1}", "set-up (grid, rest features), ms", r.setup_ms);
+    println!("{:<44} {:>10.1}", "first frame, ms", r.first_frame_ms);
+    println!("{:<44} {:>10.1}", "neural, ms per frame (steady)", r.neural_ms);
+    println!(
+        "{:<44} {:>10.1}",
+        "IDW on the same guides, ms per frame", r.idw_ms
+    );
+    println!("{:<44} {:>10.1}", "neural / IDW", r.neural_over_idw);
+    println!(
+        "{:<44} {:>10.1}",
+        "neural + displacement, first frame, ms", r.displaced_first_frame_ms
+    );
+    println!(
+        "{:<44} {:>10.1}",
+        "neural + displacement, ms per frame", r.displaced_ms
+    );
+    if let Some(d) = r.cpu_max_relative_difference {
+        println!(
+            "{:<44} {:>10.2e}",
+            "largest difference from the CPU (relative)", d
+        );
+    }
+    println!(
+        "{:<44} {:>10.1}",
+        "training, first step, ms", r.train_first_step_ms
+    );
+    println!(
+        "{:<44} {:>10.1}",
+        format!("training, ms per step (mean of {})", r.train_steps),
+        r.train_step_ms
+    );
+    println!(
+        "{:<44} {:>10.1}",
+        "displacement training, first step, ms", r.displace_first_step_ms
+    );
+    println!(
+        "{:<44} {:>10.1}",
+        format!("displacement training, ms per step (mean of {})", r.train_steps),
+        r.displace_step_ms
+    );
+    Ok(())
+}
+
+fn drape(a: &BenchArgs) -> Result<()> {
+    let config = a.config.as_deref().unwrap_or("drape_small");
+    let r = bench::drape::run(config, a.threads, a.runs, &[1, 10, 100, 1000])?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+        return Ok(());
+    }
+    println!(
+        "{}: {}² texture × {} points ({} strands), {} threads",
+        r.config, r.texture, r.points, r.strands, r.threads
+    );
+    println!(
+        "{:>8} {:>12} {:>12} {:>12} {:>12}",
+        "grooms", "first, ms", "ms", "ms/groom", "grooms/s"
+    );
+    for b in &r.batches {
+        println!(
+            "{:>8} {:>12.1} {:>12.1} {:>12.3} {:>12.0}",
+            b.grooms, b.first_ms, b.ms, b.ms_per_groom, b.grooms_per_second
+        );
+    }
+    println!(
+        "Adam on the same groom and pose: {:.1} s ({} iterations); network {:.0}× faster per groom",
+        r.adam_seconds, r.adam_iterations, r.speedup_over_adam
+    );
+    Ok(())
+}
+
+fn hairmesh(a: &BenchArgs) -> Result<()> {
+    let r = bench::hairmesh::run(a.frames.max(48))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+        return Ok(());
+    }
+    println!(
+        "{} frames of the {} motion at {} fps, {} steps per frame, conjugate gradients to {} relative residual; one thread",
+        r.frames, r.motion, r.fps, r.substeps, r.cg_tolerance
+    );
+    println!(
+        "{:>9} {:>6} {:>10} {:>10} {:>9} {:>8} {:>8} {:>10} {:>8} {:>11} {:>13} {:>6}",
+        "vertices",
+        "tets",
+        "ms/frame",
+        "paper ms",
+        "ms/1000v",
+        "forces",
+        "solve",
+        "collision",
+        "CG its",
+        "30 its cap",
+        "1 step/frame",
+        "its"
+    );
+    for c in r.cases {
+        println!(
+            "{:>9} {:>6} {:>10.2} {:>10.1} {:>9.2} {:>8.2} {:>8.2} {:>10.2} {:>8.1} {:>11.2} {:>13.2} {:>6.1}",
+            c.vertices,
+            c.tets,
+            c.ms_per_frame,
+            c.paper_ms,
+            c.ms_per_1000_vertices,
+            c.forces_ms,
+            c.solve_ms,
+            c.collisions_ms,
+            c.cg_iterations_per_step,
+            c.capped_ms_per_frame,
+            c.one_step_ms_per_frame,
+            c.one_step_cg_iterations
+        );
+    }
+    println!(
+        "last row: a mesh built from the quickstart groom (60 four-column bundles), solved directly per bundle (CG its 0)"
+    );
+    Ok(())
+}
+
+fn upsample(a: &BenchArgs) -> Result<()> {
+    let strands = if a.strands == 16_000 { 150_000 } else { a.strands };
+    let r = bench::upsample::run(strands, a.guides, a.threads, a.frames)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+        return Ok(());
+    }
+    println!(
+        "{} strands ({} points) from {} guides, {} threads, {} frames; model {:.1} MB ({:.0} bytes per strand, {:.1} sets per strand)",
+        r.strands,
+        r.points,
+        r.guides,
+        r.threads,
+        r.frames,
+        r.model_bytes as f64 / 1e6,
+        r.model_bytes_per_strand,
+        r.sets_per_strand
+    );
+    println!("{:<44} {:>10}", "ms per frame", "");
+    println!("{:<44} {:>10.2}", "IDW, 10 guides (baseline)", r.idw_ms);
+    println!("{:<44} {:>10.2}", "static skinning", r.static_ms);
+    println!(
+        "{:<44} {:>10.2}",
+        "adaptive: guide graph, grouping, assignment", r.adaptive_grouping_ms
+    );
+    println!(
+        "{:<44} {:>10.2}",
+        "adaptive: interpolation (Eq. 5)", r.adaptive_interpolation_ms
+    );
+    println!(
+        "{:<44} {:>10.2}",
+        "two-way: interpolation for the check", r.correction_interpolation_ms
+    );
+    println!(
+        "{:<44} {:>10.2}",
+        "two-way: penalties + Eq. 4", r.correction_solve_ms
+    );
+    println!(
+        "{:.0} normal particles in the rod and {:.0} set switches per frame",
+        r.colliding_per_frame, r.switches_per_frame
+    );
+    Ok(())
+}
+
+fn sim(a: &BenchArgs) -> Result<()> {
+    let data = data_dir(a).ok();
+    let rows = bench::sim::run(data.as_deref(), a.strands, a.frames)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
+        return Ok(());
+    }
+    println!(
+        "{:<44} {:>9} {:>7} {:>7} {:>9} {:>10} {:>14}",
+        "groom", "particles", "threads", "frames", "substeps", "s/frame", "particle-steps/s"
+    );
+    for r in &rows {
+        println!(
+            "{:<44} {:>9} {:>7} {:>7} {:>9} {:>10.3} {:>14.3e}",
+            r.groom,
+            r.particles,
+            r.threads,
+            r.frames,
+            r.substeps,
+            r.seconds_per_frame,
+            r.particle_steps_per_s
+        );
+    }
+    for r in rows.iter().filter(|r| r.threads == 2) {
+        println!("{} (2 threads): {}", r.groom, r.counters.report());
+    }
+    sim_peer(a, data.as_deref())
+}
+
+fn sdf(a: &BenchArgs) -> Result<()> {
+    let rows = bench::sdf::run(&data_dir(a)?)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
+        return Ok(());
+    }
+    println!(
+        "{:<28} {:>9} {:>8} {:>11} {:>9} {:>14} {:>14}",
+        "mesh", "triangles", "cell cm", "nodes", "build s", "queries/s", "ellipsoid q/s"
+    );
+    for r in rows {
+        println!(
+            "{:<28} {:>9} {:>8} {:>11} {:>9.2} {:>14.0} {:>14.0}",
+            r.mesh, r.triangles, r.cell_cm, r.nodes, r.build_s, r.queries_per_s, r.ellipsoid_queries_per_s
+        );
+    }
+    Ok(())
+}
+
+fn formats(a: &BenchArgs) -> Result<()> {
+    let data = data_dir(a)?;
+    let rows = bench::formats::run(&data, a.runs)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
+        return Ok(());
+    }
+    println!(
+        "{:<40} {:<13} {:>10} {:>9} {:>9} {:>8}",
+        "file", "reader", "bytes", "best ms", "MB/s", "÷memcpy"
+    );
+    for r in rows {
+        println!(
+            "{:<40} {:<13} {:>10} {:>9.2} {:>9.0} {:>8.3}",
+            r.file, r.reader, r.bytes, r.best_ms, r.mb_per_s, r.vs_memcpy
+        );
+    }
+    Ok(())
 }
 
 /// The peer part of `tress bench sim`: tress and (where it can run) Blender on the same scene,

@@ -12,10 +12,10 @@ use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::Transform;
 use crate::neural::drape::draper::{DrapeSolver, Draper, DraperSpec};
+use crate::neural::drape::scene::drape_scene;
 use crate::neural::drape::train::GroomEntry;
 use crate::neural::drape::{DrapeMaterial, DrapeMetrics, PoseSet};
 use crate::pipeline::progress::FrameProgress;
-use crate::scene::drape_scene;
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["groom", "grooms"])))]

@@ -12,9 +12,8 @@ use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::{Groom, Transform};
 use crate::hairmesh::{BuildOptions, HairMesh, HairMeshParams, HairMeshSim, RenderStrands, build, simulate};
-use crate::motion::{HeadTrack, Pose};
 use crate::pipeline::progress::FrameProgress;
-use crate::scene::{SceneGroom, body_params, colliders, head_shape, head_spec, load_groom, place_track};
+use crate::scene::{GroomSource, HeadSource, SceneFiles, SceneGroom, SceneSpec, load_groom};
 
 #[derive(Debug, Subcommand)]
 pub enum HairmeshCommand {
@@ -236,95 +235,9 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
     let t = transform(&a.space)?;
     let (first, last) = super::whole_frames(&a.frames)?;
     super::distinct_outputs(&a.output)?;
-    let scene = match &a.groom {
-        Some(g) => Some(load_groom(g, &t, a.strands)?),
-        None => None,
-    };
-    let mut dropped = 0;
-    let mesh = match (&a.mesh, &scene) {
-        (Some(path), _) => HairMesh::read(path)?,
-        (None, Some(s)) => {
-            let (m, r) = build(&s.groom, &build_options(&a.shape)?)?;
-            dropped = r.dropped_faces;
-            m
-        }
-        (None, None) => unreachable!("clap requires --groom or --mesh"),
-    };
-    if let Some(path) = &a.save_mesh {
-        mesh.write(path)?;
-    }
-    let strands = match &scene {
-        Some(s) => RenderStrands::embed(&mesh, &s.groom),
-        None => RenderStrands::generate(
-            &mesh,
-            a.strands.unwrap_or(5000).clamp(1, 10_000_000),
-            a.points.clamp(2, 10_000),
-            a.seed,
-        ),
-    };
-    let topology = match &scene {
-        Some(s) => s.groom.to_strands(),
-        None => {
-            let mut p = Vec::new();
-            strands.positions(&mesh, &mesh.rest, &mut p);
-            Groom::new(p, strands.counts.clone(), Default::default())?.to_strands()
-        }
-    };
-    // The head: fitted to the groom's roots, or to the mesh's root layer without a groom.
-    let head_scene = match scene {
-        Some(s) => s,
-        None => {
-            let columns: Vec<glam::Vec3> = mesh.rest.clone();
-            SceneGroom {
-                groom: Groom::uniform(columns, mesh.layers, Default::default())?,
-                procedural: None,
-                file_shapes: None,
-                source: a
-                    .mesh
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default(),
-            }
-        }
-    };
-    let head_spec = head_spec(a.head.as_deref(), &head_scene);
-    let start = first as f64 / a.fps;
-    let m = motion(a);
-    let (track, motion_what) = if m.is_given() {
-        let (track, report) = m.source().load(a.fps)?;
-        (place_track(track, m.preset.is_none(), &t, start), report.source)
-    } else {
-        (HeadTrack::still(Pose::IDENTITY), "still head".to_string())
-    };
-    let (colliders, head_what) = if head_spec == "none" {
-        (
-            crate::collide::Colliders::on_head(Vec::new(), track),
-            "none".to_string(),
-        )
-    } else {
-        let (head, what) = head_shape(&head_spec, &head_scene, &t, a.sdf_cell)?;
-        let body = body_params(a.body.as_deref(), &head)?;
-        let mut c = colliders(head, &body, track);
-        crate::scene::add_body_mesh(&mut c, a.body.as_deref(), &t, a.fps, a.sdf_cell, None)?;
-        (c, what)
-    };
-    let mut params = match &a.solver {
-        Some(path) => {
-            let p: HairMeshParams = crate::presets::parse_file(path)?;
-            p.check()
-                .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
-            p
-        }
-        None => HairMeshParams::default(),
-    };
-    if let Some(k) = a.substeps {
-        params.substeps = k;
-    }
-    if let Some(k) = a.preroll {
-        params.preroll_frames = k;
-    }
-    params.minimize_deformation = !a.no_minimize;
-    let mut sim = HairMeshSim::new(mesh, params, Some(colliders), start)?;
+    let (mesh, strands, topology, dropped, head_scene) = mesh_and_strands(a, &t)?;
+    let (colliders, head_what, motion_what) = colliders(a, t, (first, last), head_scene)?;
+    let mut sim = HairMeshSim::new(mesh, solver_params(a)?, Some(colliders), first as f64 / a.fps)?;
     let info = CacheInfo {
         topology,
         fps: a.fps,
@@ -411,4 +324,132 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The mesh (read, or built around the groom), the strands it carries (the groom's, or
+/// generated in it), their topology, the grid cells left without a bundle, and the groom the
+/// head is fitted to (the mesh's columns without a groom).
+#[allow(clippy::type_complexity)]
+fn mesh_and_strands(
+    a: &SimulateArgs,
+    t: &Transform,
+) -> Result<(HairMesh, RenderStrands, tress_formats::Strands, usize, SceneGroom)> {
+    let scene = match &a.groom {
+        Some(g) => Some(load_groom(g, t, a.strands)?),
+        None => None,
+    };
+    let mut dropped = 0;
+    let mesh = match (&a.mesh, &scene) {
+        (Some(path), _) => HairMesh::read(path)?,
+        (None, Some(s)) => {
+            let (m, r) = build(&s.groom, &build_options(&a.shape)?)?;
+            dropped = r.dropped_faces;
+            m
+        }
+        (None, None) => unreachable!("clap requires --groom or --mesh"),
+    };
+    if let Some(path) = &a.save_mesh {
+        mesh.write(path)?;
+    }
+    let strands = match &scene {
+        Some(s) => RenderStrands::embed(&mesh, &s.groom),
+        None => RenderStrands::generate(
+            &mesh,
+            a.strands.unwrap_or(5000).clamp(1, 10_000_000),
+            a.points.clamp(2, 10_000),
+            a.seed,
+        ),
+    };
+    let topology = match &scene {
+        Some(s) => s.groom.to_strands(),
+        None => {
+            let mut p = Vec::new();
+            strands.positions(&mesh, &mesh.rest, &mut p);
+            Groom::new(p, strands.counts.clone(), Default::default())?.to_strands()
+        }
+    };
+    // The head: fitted to the groom's roots, or to the mesh's root layer without a groom.
+    let head_scene = match scene {
+        Some(s) => s,
+        None => {
+            let columns: Vec<glam::Vec3> = mesh.rest.clone();
+            SceneGroom {
+                groom: Groom::uniform(columns, mesh.layers, Default::default())?,
+                procedural: None,
+                file_shapes: None,
+                source: a
+                    .mesh
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            }
+        }
+    };
+    Ok((mesh, strands, topology, dropped, head_scene))
+}
+
+/// The head and body (or none) on the motion, what the head is and where the motion came
+/// from.
+fn colliders(
+    a: &SimulateArgs,
+    t: Transform,
+    (first, last): (i64, i64),
+    head_scene: SceneGroom,
+) -> Result<(crate::collide::Colliders, String, String)> {
+    let mut spec = SceneSpec {
+        // Without a groom, the mesh's own columns stand for it (`head_scene`).
+        groom: match (&a.groom, &a.mesh) {
+            (Some(g), _) => GroomSource::parse(g, a.strands)?,
+            (None, m) => GroomSource::File(m.clone().unwrap_or_default()),
+        },
+        transform: t,
+        head: HeadSource::default_for(&head_scene),
+        body: a.body.clone(),
+        sdf_cell: a.sdf_cell,
+        motion: motion(a).source(),
+        fps: a.fps,
+        first,
+        last,
+        hold_after: last,
+        props: Vec::new(),
+    };
+    let (colliders, head_what, motion_what) = match a.head.as_deref() {
+        Some("none") => {
+            let (track, what) = spec.track(&spec.motion, first)?;
+            (
+                crate::collide::Colliders::on_head(Vec::new(), track),
+                "none".to_string(),
+                what,
+            )
+        }
+        given => {
+            if let Some(h) = given {
+                spec.head = HeadSource::parse(h);
+            }
+            let s = spec.build(head_scene, &SceneFiles::default())?;
+            (s.colliders, s.head_what, s.motion_what)
+        }
+    };
+    Ok((colliders, head_what, motion_what))
+}
+
+/// The solver's parameters: `--solver`'s file or the defaults, with the flags over them.
+fn solver_params(a: &SimulateArgs) -> Result<HairMeshParams> {
+    let mut params = match &a.solver {
+        Some(path) => {
+            let p: HairMeshParams = crate::presets::parse_file(path)?;
+            p.check()
+                .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+            p
+        }
+        None => HairMeshParams::default(),
+    };
+    if let Some(k) = a.substeps {
+        params.substeps = k;
+    }
+    if let Some(k) = a.preroll {
+        params.preroll_frames = k;
+    }
+    params.minimize_deformation = !a.no_minimize;
+    Ok(params)
 }

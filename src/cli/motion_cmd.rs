@@ -53,20 +53,32 @@ pub struct MotionArgs {
 
 impl MotionArgs {
     pub fn source(&self) -> MotionSource {
-        MotionSource {
-            preset: self.preset.clone(),
-            gltf: self.gltf.clone(),
-            node: self.node.clone(),
-            animation: self.animation.clone(),
-            abc: self.abc.clone(),
-            xform: self.xform.clone(),
-            mesh: self.mesh.clone(),
-            track: self.track.clone(),
+        if let Some(p) = &self.preset {
+            MotionSource::Preset {
+                name: p.clone(),
+                seed: None,
+            }
+        } else if let Some(f) = &self.gltf {
+            MotionSource::Gltf {
+                file: f.clone(),
+                node: self.node.clone(),
+                animation: self.animation.clone(),
+            }
+        } else if let Some(f) = &self.abc {
+            MotionSource::Abc {
+                file: f.clone(),
+                xform: self.xform.clone(),
+                mesh: self.mesh.clone(),
+            }
+        } else if let Some(f) = &self.track {
+            MotionSource::Track(f.clone())
+        } else {
+            MotionSource::Still
         }
     }
 
     pub fn is_given(&self) -> bool {
-        self.source().is_given()
+        self.source() != MotionSource::Still
     }
 }
 

@@ -7,8 +7,7 @@ use clap::Args;
 use super::report::output_file;
 use crate::cache::parse_frame_range;
 use crate::error::{Error, Result};
-use crate::pipeline::run::run_with;
-use crate::pipeline::{Job, RunOptions, Stage};
+use crate::pipeline::{Job, RunOptions, run_with};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -18,8 +17,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "A-B")]
     pub frames: Option<String>,
     /// Run only these stages (their upstream stages must be done).
-    #[arg(long, value_enum, num_args = 1..)]
-    pub only: Vec<Stage>,
+    #[arg(long, num_args = 1.., value_parser = stage_names())]
+    pub only: Vec<String>,
     /// Run chunk i of n of the per-frame stages (upsample), e.g. 2/4.
     #[arg(long, value_name = "i/n")]
     pub chunk: Option<String>,
@@ -40,6 +39,15 @@ pub struct RunArgs {
     /// (the last step of a farm template).
     #[arg(long, conflicts_with_all = ["only", "chunk", "item", "dry_run"])]
     pub summary: bool,
+}
+
+/// The stages `--only` takes, with what each does.
+fn stage_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        crate::pipeline::stages::ALL
+            .iter()
+            .map(|s| clap::builder::PossibleValue::new(s.name()).help(s.about())),
+    )
 }
 
 /// The batch item's name (`<groom>-<motion>`), or the job's.
@@ -89,13 +97,7 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
             )));
         }
         let outputs: Vec<PathBuf> = items.iter().map(|j| j.output.clone()).collect();
-        let trajectory = crate::pipeline::trajectory::run(&job, &items, a.json)?;
-        let path = crate::pipeline::report::batch_summary(&job, &outputs, trajectory.as_ref())?;
-        for f in crate::pipeline::trajectory::files(&job) {
-            output_file(&f);
-        }
-        output_file(&path);
-        return Ok(());
+        return summary(&job, &items, &outputs, a.json, true);
     }
     let chunk = a.chunk.as_deref().map(parse_chunk).transpose()?;
     let mut reports = Vec::new();
@@ -107,31 +109,7 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
             item.last = last as i64;
         }
         if a.dry_run {
-            let opts = RunOptions {
-                only: a.only.clone(),
-                chunk,
-                quiet: true,
-            };
-            let plan = crate::pipeline::run::plan(&item, &opts)?;
-            let mut table = item.table.clone();
-            table.insert("frames".into(), format!("{}-{}", item.first, item.last).into());
-            if a.json {
-                plans.push(serde_json::json!({
-                    "item": item_name(&item), "output": item.output, "job": table, "stages": plan,
-                }));
-            } else {
-                println!("# {} → {}", item_name(&item), item.output.display());
-                println!("# the job as merged from its presets:");
-                print!(
-                    "{}",
-                    toml::to_string(&table).map_err(|e| Error::Runtime(e.to_string()))?
-                );
-                println!("# stages:");
-                for p in &plan {
-                    println!("#   {:<10} {:<7} {}", p.stage.name(), p.status, p.reason);
-                }
-                println!();
-            }
+            plans.extend(dry_run(a, &item, chunk)?);
             continue;
         }
         if batch && !a.json {
@@ -166,14 +144,7 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
     }
     if batch && a.item.is_none() && a.only.is_empty() {
         let outputs: Vec<PathBuf> = reports.iter().map(|r| r.output.clone()).collect();
-        let trajectory = crate::pipeline::trajectory::run(&job, &job.items()?, a.json)?;
-        let path = crate::pipeline::report::batch_summary(&job, &outputs, trajectory.as_ref())?;
-        if !a.json {
-            for f in crate::pipeline::trajectory::files(&job) {
-                output_file(&f);
-            }
-            output_file(&path);
-        }
+        summary(&job, &job.items()?, &outputs, a.json, !a.json)?;
     }
     if a.json {
         let doc = if batch {
@@ -185,6 +156,49 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
             "{}",
             serde_json::to_string_pretty(&doc.expect("json")).expect("json")
         );
+    }
+    Ok(())
+}
+
+/// What a run of `item` would do (`--dry-run`): printed, or returned for `--json`.
+fn dry_run(a: &RunArgs, item: &Job, chunk: Option<(usize, usize)>) -> Result<Option<serde_json::Value>> {
+    let opts = RunOptions {
+        only: a.only.clone(),
+        chunk,
+        quiet: true,
+    };
+    let plan = crate::pipeline::plan(item, &opts)?;
+    let mut table = item.table.clone();
+    table.insert("frames".into(), format!("{}-{}", item.first, item.last).into());
+    if a.json {
+        return Ok(Some(serde_json::json!({
+            "item": item_name(item), "output": item.output, "job": table, "stages": plan,
+        })));
+    }
+    println!("# {} → {}", item_name(item), item.output.display());
+    println!("# the job as merged from its presets:");
+    print!(
+        "{}",
+        toml::to_string(&table).map_err(|e| Error::Runtime(e.to_string()))?
+    );
+    println!("# stages:");
+    for p in &plan {
+        println!("#   {:<10} {:<7} {}", p.stage, p.status, p.reason);
+    }
+    println!();
+    Ok(None)
+}
+
+/// A batch's summary (`batch.md`) and its trajectory baseline, from the items' results in
+/// `outputs`; the files named when `list`.
+fn summary(job: &Job, items: &[Job], outputs: &[PathBuf], quiet: bool, list: bool) -> Result<()> {
+    let trajectory = crate::pipeline::batch::trajectory::run(job, items, quiet)?;
+    let path = crate::pipeline::batch::batch_summary(job, outputs, trajectory.as_ref())?;
+    if list {
+        for f in crate::pipeline::batch::trajectory::files(job) {
+            output_file(&f);
+        }
+        output_file(&path);
     }
     Ok(())
 }

@@ -13,13 +13,12 @@ use super::report::{num, output_file, thousands};
 use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::Transform;
-use crate::guides::Upsampler;
-use crate::guides::{AdaptiveOptions, Method, Skinning, select_uv_lattice};
-use crate::motion::HeadTrack;
-use crate::motion::Pose;
-use crate::scene::{body_params, colliders, head_shape, head_spec, load_groom, place_track};
+use crate::guides::{AdaptiveOptions, select_uv_lattice};
+use crate::motion::sources::{ConstantSpec, MotionSource};
+use crate::scene::{GroomSource, HeadSource, Scene, SceneFiles, SceneSpec};
 use crate::sim::run::{RunPlan, run as run_plan};
 use crate::sim::{Integrator, Material, SimOptions, Simulation};
+use crate::upsample::{Method, Model, Options, Upsampler};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
@@ -146,6 +145,125 @@ fn options(a: &SimulateArgs, mss: Option<&crate::scene::mss::MssPhysics>) -> Sim
     o
 }
 
+/// An `.mss` scene's path and physics (its groom and sphere head in scene units of --unit cm).
+type Mss = Option<(String, crate::scene::mss::MssPhysics)>;
+
+/// The `.mss` scene of `--scene`, if given.
+fn mss_scene(a: &SimulateArgs) -> Result<Mss> {
+    let Some(path) = &a.scene else {
+        return Ok(None);
+    };
+    if a.space.scale != 1.0 || a.space.up != crate::groom::UpAxis::Y {
+        return Err(Error::Invalid(
+            "--scene takes its size from --unit (cm per scene unit), not --scale / --up".into(),
+        ));
+    }
+    let file = tress_formats::mss::read(path)?;
+    let phys = crate::scene::mss::physics(&file, a.unit, crate::groom::UpAxis::Y)
+        .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+    Ok(Some((path.display().to_string(), phys)))
+}
+
+/// The scene the arguments name (an `.mss` scene's own groom, head and velocity unless
+/// overridden), and where its motion came from.
+fn scene(a: &SimulateArgs, mss: &Mss, (first, last): (i64, i64)) -> Result<(Scene, String)> {
+    let transform = match mss {
+        Some(_) => Transform {
+            scale: a.unit,
+            up: crate::groom::UpAxis::Y,
+        },
+        None => Transform {
+            scale: a.space.scale,
+            up: a.space.up,
+        },
+    };
+    let groom = match (mss, &a.groom) {
+        (Some((path, _)), _) => GroomSource::File(path.into()),
+        (None, Some(g)) => GroomSource::parse(g, a.strands)?,
+        (None, None) => return Err(Error::Invalid("give --groom or --scene".into())),
+    };
+    let motion = match (mss, a.motion.is_given()) {
+        // The scene's head velocity, for the whole shot.
+        (Some((_, phys)), false) => MotionSource::Constant(ConstantSpec {
+            velocity: phys.velocity,
+            angular_velocity: glam::DVec3::ZERO,
+            pivot: phys.centre.as_dvec3(),
+            moving: None,
+        }),
+        _ => a.motion.source(),
+    };
+    let mut spec = SceneSpec {
+        groom,
+        transform,
+        head: HeadSource::Fitted,
+        body: a.head.body.clone(),
+        sdf_cell: a.sdf_cell,
+        motion,
+        fps: a.fps,
+        first,
+        last,
+        hold_after: last,
+        props: Vec::new(),
+    };
+    let groom = spec.load_groom()?;
+    spec.head = match a.head.head.as_deref() {
+        Some(h) => HeadSource::parse(h),
+        None => HeadSource::default_for(&groom),
+    };
+    let built = spec.build(groom, &SceneFiles::default())?;
+    let motion_what = match (mss, a.motion.is_given()) {
+        (Some((_, phys)), false) => format!("the scene's head velocity, {:.2} cm/s", phys.velocity.length()),
+        _ => built.motion_what.clone(),
+    };
+    Ok((built, motion_what))
+}
+
+/// The material: `--material`, an `.mss` scene's springs, or the groom style's preset.
+fn material(a: &SimulateArgs, mss: &Mss, scene: &Scene) -> Result<(String, Material)> {
+    Ok(match (&a.material, mss) {
+        (Some(m), _) => (m.clone(), Material::preset(m)?),
+        (None, Some((path, phys))) => (format!("the springs of {path}"), phys.material.clone()),
+        (None, None) => {
+            let name = Material::preset_for_style(scene.groom.procedural.as_ref().map(|p| p.style));
+            (name.to_string(), Material::preset(name)?)
+        }
+    })
+}
+
+/// Reduced mode: the guide strands to simulate, with the sinks behind an upsampler of
+/// `method` that makes the whole groom of every frame, pushed out of the colliders.
+fn reduced(
+    a: &SimulateArgs,
+    mss: &Mss,
+    scene: &Scene,
+    method: Method,
+    sinks: Vec<Box<dyn crate::cache::FrameSink>>,
+) -> Result<(crate::groom::Groom, Box<dyn crate::cache::FrameSink>)> {
+    let groom = &scene.groom.groom;
+    let skin = match &a.skinning {
+        Some(p) => Model::skinning(p, groom)?,
+        None => Model::None,
+    };
+    let guides = match skin.guides() {
+        Some(g) => g.to_vec(),
+        None => select_uv_lattice(groom, a.guides),
+    };
+    if method.needs_skinning() && a.skinning.is_none() {
+        return Err(Error::Invalid(format!(
+            "--method {method} needs --skinning (a model fitted with `tress skinning fit`)"
+        )));
+    }
+    let settings = Options {
+        neighbors: 10,
+        adaptive: &AdaptiveOptions::default(),
+    };
+    let model = crate::upsample::interpolator(method, groom, &guides, skin, &settings)?;
+    let margin = options(a, mss.as_ref().map(|m| &m.1)).collision_margin;
+    let up = Upsampler::new(model, a.fps, Some(scene.colliders.clone()), Some(margin), sinks);
+    let set: std::collections::HashSet<usize> = guides.into_iter().collect();
+    Ok((groom.filter_strands(|s| set.contains(&s)), Box::new(up)))
+}
+
 pub fn run(a: &SimulateArgs) -> Result<()> {
     if !(a.fps > 0.0 && a.fps.is_finite() && a.space.scale > 0.0 && a.space.scale.is_finite()) {
         return Err(Error::Invalid("--fps and --scale must be positive".into()));
@@ -161,78 +279,11 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             .build_global()
             .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
     }
-    // An .mss scene: its groom and sphere head in scene units of --unit cm, and its physics.
-    let mss = match &a.scene {
-        Some(path) => {
-            if a.space.scale != 1.0 || a.space.up != crate::groom::UpAxis::Y {
-                return Err(Error::Invalid(
-                    "--scene takes its size from --unit (cm per scene unit), not --scale / --up".into(),
-                ));
-            }
-            let file = tress_formats::mss::read(path)?;
-            let phys = crate::scene::mss::physics(&file, a.unit, crate::groom::UpAxis::Y)
-                .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
-            Some((path.display().to_string(), phys))
-        }
-        None => None,
-    };
-    let transform = match &mss {
-        Some(_) => Transform {
-            scale: a.unit,
-            up: crate::groom::UpAxis::Y,
-        },
-        None => Transform {
-            scale: a.space.scale,
-            up: a.space.up,
-        },
-    };
-    let scene = match (&mss, &a.groom) {
-        (Some((path, _)), _) => crate::scene::file_groom(std::path::Path::new(path), &transform)?,
-        (None, Some(g)) => load_groom(g, &transform, a.strands)?,
-        (None, None) => return Err(Error::Invalid("give --groom or --scene".into())),
-    };
-    let head_spec = head_spec(a.head.head.as_deref(), &scene);
-    let (head, head_what) = head_shape(&head_spec, &scene, &transform, a.sdf_cell)?;
-    let body = body_params(a.head.body.as_deref(), &head)?;
-    let start = first as f64 / a.fps;
-    let (track, motion_what) = if let (Some((_, phys)), false) = (&mss, a.motion.is_given()) {
-        // The scene's head velocity, for the whole shot.
-        let c = crate::motion::experiments::ConstantMotion {
-            velocity: phys.velocity,
-            angular_velocity: glam::DVec3::ZERO,
-            pivot: phys.centre.as_dvec3(),
-            duration: (last - first) as f64 / a.fps + 1.0,
-        };
-        (
-            c.track(start)?,
-            format!("the scene's head velocity, {:.2} cm/s", phys.velocity.length()),
-        )
-    } else if a.motion.is_given() {
-        let (track, report) = a.motion.source().load(a.fps)?;
-        let from_file = a.motion.preset.is_none();
-        (place_track(track, from_file, &transform, start), report.source)
-    } else {
-        (HeadTrack::still(Pose::IDENTITY), "still head".to_string())
-    };
-    let mut all_colliders = colliders(head, &body, track);
-    let body_mesh = crate::scene::add_body_mesh(
-        &mut all_colliders,
-        a.head.body.as_deref(),
-        &transform,
-        a.fps,
-        a.sdf_cell,
-        None,
-    )?;
-    let (material_name, material) = match (&a.material, &mss) {
-        (Some(m), _) => (m.clone(), Material::preset(m)?),
-        (None, Some((path, phys))) => (format!("the springs of {path}"), phys.material.clone()),
-        (None, None) => {
-            let name = Material::preset_for_style(scene.procedural.as_ref().map(|p| p.style));
-            (name.to_string(), Material::preset(name)?)
-        }
-    };
+    let mss = mss_scene(a)?;
+    let (scene, motion_what) = scene(a, &mss, (first, last))?;
+    let (material_name, material) = material(a, &mss, &scene)?;
     let full_info = CacheInfo {
-        topology: scene.groom.to_strands(),
+        topology: scene.groom.groom.to_strands(),
         fps: a.fps,
         frames: Vec::new(),
     };
@@ -250,55 +301,22 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
     } else {
         Method::Idw
     });
-    let (simulated, topology) = match a.mode {
-        Mode::Full => (scene.groom.clone(), full_info.topology.clone()),
+    let simulated = match a.mode {
+        Mode::Full => scene.groom.groom.clone(),
         Mode::Reduced => {
             // Simulate the guides; the sink upsamples every frame to the whole groom.
-            let skin = a
-                .skinning
-                .as_ref()
-                .map(|p| Skinning::load(p, &scene.groom))
-                .transpose()?;
-            let guides = match &skin {
-                Some(s) => s.layout.guides.clone(),
-                None => select_uv_lattice(&scene.groom, a.guides),
-            };
-            if method.needs_skinning() && skin.is_none() {
-                return Err(Error::Invalid(format!(
-                    "--method {method} needs --skinning (a model fitted with `tress skinning fit`)"
-                )));
-            }
-            let model = crate::guides::interpolator(
-                method,
-                &scene.groom,
-                &guides,
-                10,
-                skin,
-                &AdaptiveOptions::default(),
-            )?;
-
-            let projection = all_colliders.clone();
-            let margin = options(a, mss.as_ref().map(|m| &m.1)).collision_margin;
-            let up = Upsampler::new(
-                model,
-                a.fps,
-                Some(projection),
-                Some(margin),
-                std::mem::take(&mut sinks),
-            );
-            sinks.push(Box::new(up));
-            let set: std::collections::HashSet<usize> = guides.into_iter().collect();
-            let g = scene.groom.filter_strands(|s| set.contains(&s));
-            let t = g.to_strands();
-            (g, t)
+            let (guides, up) = reduced(a, &mss, &scene, method, std::mem::take(&mut sinks))?;
+            sinks.push(up);
+            guides
         }
     };
+    let topology = simulated.to_strands();
     let mut sim = Simulation::new(
         &simulated,
         material,
         options(a, mss.as_ref().map(|m| &m.1)),
-        all_colliders,
-        start,
+        scene.colliders.clone(),
+        first as f64 / a.fps,
     );
     let work_dir = a.work_dir.clone().unwrap_or_else(|| {
         let mut p = a.output[0].clone().into_os_string();
@@ -316,7 +334,7 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
     if !a.json {
         eprintln!(
             "groom     {} ({} strands, {} particles)",
-            scene.source,
+            scene.groom.source,
             thousands(sim.model.strand_count() as u64),
             thousands(sim.model.particle_count() as u64)
         );
@@ -327,27 +345,41 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
                 full_info.topology.counts.len()
             );
         }
-        eprintln!("head      {head_what}");
-        if let Some(b) = &body_mesh {
-            eprintln!("body      {b}");
-        }
-        eprintln!("motion    {motion_what}");
-        if let Some((_, phys)) = &mss {
-            for n in &phys.notes {
-                eprintln!("scene     {n}");
-            }
-        }
-        eprintln!(
-            "material  {material_name}; {:?} integrator, {} substeps{}",
-            sim.options.integrator,
-            sim.options.substeps,
-            if sim.options.adaptive {
-                " or more on fast motion"
-            } else {
-                ""
-            }
-        );
+        let setup = Setup {
+            scene: &scene,
+            motion: &motion_what,
+            material: &material_name,
+            mss: &mss,
+        };
+        setup.print(&sim);
     }
+    let (report, files) = simulate(a, &mut sim, &plan, sinks, &topology)?;
+    let setup = Setup {
+        scene: &scene,
+        motion: &motion_what,
+        material: &material_name,
+        mss: &mss,
+    };
+    if a.json {
+        setup.json(&sim, &report, &files);
+    } else {
+        setup.summary(&sim, &report);
+        for f in &files {
+            output_file(f);
+        }
+    }
+    Ok(())
+}
+
+/// Runs the simulation with a progress bar (a line every 10 frames in a log).
+fn simulate(
+    a: &SimulateArgs,
+    sim: &mut Simulation,
+    plan: &RunPlan,
+    sinks: Vec<Box<dyn crate::cache::FrameSink>>,
+    topology: &tress_formats::Strands,
+) -> Result<(crate::sim::run::RunReport, Vec<PathBuf>)> {
+    let (first, last) = (plan.first, plan.last);
     let frames = (last - first + 1) as u64;
     let tty = std::io::stderr().is_terminal() && !a.json;
     let bar = if tty {
@@ -363,7 +395,7 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
     };
     let started = Instant::now();
     let quiet = a.json;
-    let result = run_plan(&mut sim, &plan, sinks, &topology, &mut |frame, stats| {
+    let result = run_plan(sim, plan, sinks, topology, &mut |frame, stats| {
         bar.set_message(format!("{frame} ({} substeps)", stats.substeps));
         bar.inc(1);
         if !tty && !quiet && ((frame - first) % 10 == 0 || frame == last) {
@@ -377,22 +409,56 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         true
     });
     bar.finish_and_clear();
-    let (report, files) = result?;
-    let secs = report.seconds;
-    let per_frame = secs / report.frames.max(1) as f64;
-    if a.json {
+    result
+}
+
+/// What a simulation ran on, for its log and JSON.
+struct Setup<'a> {
+    scene: &'a Scene,
+    motion: &'a str,
+    material: &'a str,
+    mss: &'a Mss,
+}
+
+impl Setup<'_> {
+    fn print(&self, sim: &Simulation) {
+        eprintln!("head      {}", self.scene.head_what);
+        if let Some(b) = &self.scene.body_mesh {
+            eprintln!("body      {b}");
+        }
+        eprintln!("motion    {}", self.motion);
+        if let Some((_, phys)) = self.mss {
+            for n in &phys.notes {
+                eprintln!("scene     {n}");
+            }
+        }
+        eprintln!(
+            "material  {}; {:?} integrator, {} substeps{}",
+            self.material,
+            sim.options.integrator,
+            sim.options.substeps,
+            if sim.options.adaptive {
+                " or more on fast motion"
+            } else {
+                ""
+            }
+        );
+    }
+
+    fn json(&self, sim: &Simulation, report: &crate::sim::run::RunReport, files: &[PathBuf]) {
+        let secs = report.seconds;
         let doc = json!({
-            "groom": scene.source,
+            "groom": self.scene.groom.source,
             "strands": sim.model.strand_count(),
             "particles": sim.model.particle_count(),
-            "head": head_what,
-            "motion": motion_what,
-            "material": material_name,
-            "scene_notes": mss.as_ref().map(|m| &m.1.notes),
+            "head": self.scene.head_what,
+            "motion": self.motion,
+            "material": self.material,
+            "scene_notes": self.mss.as_ref().map(|m| &m.1.notes),
             "frames": report.frames,
             "resumed_after": report.resumed_after,
             "seconds": secs,
-            "seconds_per_frame": per_frame,
+            "seconds_per_frame": secs / report.frames.max(1) as f64,
             "max_substeps": report.max_substeps,
             "max_speed": report.max_speed,
             "max_strain_before_limiting": report.max_strain,
@@ -403,12 +469,15 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
             "outputs": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
-    } else {
+    }
+
+    fn summary(&self, sim: &Simulation, report: &crate::sim::run::RunReport) {
+        let secs = report.seconds;
         eprintln!(
             "simulated {} frames in {} s ({} s/frame, up to {} substeps); peak speed {} cm/s, deepest penetration after a frame {} mm",
             report.frames,
             num(secs),
-            num(per_frame),
+            num(secs / report.frames.max(1) as f64),
             report.max_substeps,
             num(report.max_speed as f64),
             num(report.max_residual_penetration as f64 * 10.0)
@@ -422,10 +491,4 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         }
         eprintln!("timing    {}", sim.counters.report());
     }
-    if !a.json {
-        for f in &files {
-            output_file(f);
-        }
-    }
-    Ok(())
 }

@@ -12,11 +12,10 @@ use crate::cache::FrameSink;
 use crate::cache::{CacheInfo, SinkOptions, create_sink, open_source};
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, read_groom};
-use crate::guides::Upsampler;
-use crate::guides::{AdaptiveOptions, Method, Skinning, select_uv_lattice};
+use crate::guides::{AdaptiveOptions, select_uv_lattice};
 use crate::neural::device::DeviceKind;
-use crate::neural::interp::apply::Load;
 use crate::render::preview::root_pose;
+use crate::upsample::{Method, Model, Options, Upsampler};
 
 #[derive(Debug, Args)]
 pub struct UpsampleArgs {
@@ -67,18 +66,15 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     .apply(&mut groom);
     let mut src = open_source(&a.guides, None, a.fps)?;
     let info = src.info().clone();
-    let bad = |m: String| Error::Invalid(format!("{}: {m}", a.guides.display()));
     // A neural model also gives other methods its guides (to compare on the same guides).
     let is_tnn = a
         .model
         .as_ref()
         .is_some_and(|m| m.extension().is_some_and(|e| e.eq_ignore_ascii_case("tnn")));
     let neural = match &a.model {
-        Some(m) if is_tnn || a.method == Method::Neural => Some(a.device.run(Load {
-            path: m,
-            groom: &groom,
-            displacement: !a.no_displacement,
-        })?),
+        Some(m) if is_tnn || a.method == Method::Neural => {
+            Some(Model::neural(m, &groom, !a.no_displacement, a.device)?)
+        }
         None if a.method == Method::Neural => {
             return Err(Error::Invalid(
                 "--method neural needs --model (a trained .tnn from `tress train interp`)".into(),
@@ -88,7 +84,7 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     };
     let skinning = match (&a.model, a.method.needs_skinning()) {
         (Some(_), false) => None,
-        (Some(m), _) => Some(Skinning::load(m, &groom)?),
+        (Some(m), _) => Some(Model::skinning(m, &groom)?),
         (None, true) => {
             return Err(Error::Invalid(format!(
                 "--method {} needs --model (a fitted .tskin)",
@@ -97,13 +93,14 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         }
         (None, false) => None,
     };
+    // The model of the method (a .tnn gives the other methods its guides).
+    let model = skinning.or(neural).unwrap_or(Model::None);
     let whole_groom = info.topology.counts == groom.counts();
     // (groom strand, cache strand) of every guide, by groom strand.
     let order: Vec<(usize, usize)> = if whole_groom {
-        let guides: Vec<usize> = match (&skinning, &neural) {
-            (Some(s), _) => s.layout.guides.clone(),
-            (None, Some(n)) => n.guides.clone(),
-            (None, None) => select_uv_lattice(&groom, a.count),
+        let guides: Vec<usize> = match model.guides() {
+            Some(g) => g.to_vec(),
+            None => select_uv_lattice(&groom, a.count),
         };
         guides.iter().map(|&g| (g, g)).collect()
     } else {
@@ -121,36 +118,12 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         guides.len(),
         serde_json::json!({ "guides": guides })
     );
-    if let Some(s) = &skinning
-        && s.layout.guides != guides
-    {
-        return Err(bad(format!(
-            "its {} guide strands are not the {} guides the model was fitted with",
-            guides.len(),
-            s.layout.guide_count()
-        )));
-    }
     let rest_roots: Vec<Vec3> = guides.iter().map(|&s| groom.strand(s)[0]).collect();
-    if let Some(n) = &neural
-        && n.guides != guides
-    {
-        return Err(bad(format!(
-            "its {} guide strands are not the model's {} uv-grid guides (simulate the guides `tress upsample` lists with -v, or give a cache of the whole groom)",
-            guides.len(),
-            n.guides.len()
-        )));
-    }
-    let model: Box<dyn crate::guides::Interpolator> = match neural {
-        Some(n) if a.method == Method::Neural => n.interp,
-        _ => crate::guides::interpolator(
-            a.method,
-            &groom,
-            &guides,
-            a.neighbors,
-            skinning,
-            &AdaptiveOptions::default(),
-        )?,
+    let options = Options {
+        neighbors: a.neighbors,
+        adaptive: &AdaptiveOptions::default(),
     };
+    let model = crate::upsample::interpolator(a.method, &groom, &guides, model, &options)?;
     let out_info = CacheInfo {
         topology: groom.to_strands(),
         fps: info.fps,

@@ -175,6 +175,7 @@ impl std::ops::Sub for BodyShape {
 }
 
 /// The head's collision shape.
+#[derive(Clone)]
 pub enum HeadShape {
     /// The procedural cranium (an ellipsoid) of a procedural groom's scalp.
     Procedural(ScalpShape),

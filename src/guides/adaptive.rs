@@ -47,7 +47,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::interpolator::{GuideFrame, InterpTimes, Interpolator, Method};
+use super::interpolator::{GuideFrame, InterpTimes, Interpolator};
 use super::layout::GuideLayout;
 use super::skinning::model::Skinning;
 use crate::collide::ColliderFrame;
@@ -351,10 +351,6 @@ fn mask_in(eligible: &[u32], group: &[u32]) -> u16 {
 }
 
 impl Interpolator for AdaptiveSkinning {
-    fn method(&self) -> Method {
-        Method::Adaptive
-    }
-
     fn layout(&self) -> &GuideLayout {
         &self.skin.layout
     }

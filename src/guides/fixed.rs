@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use glam::Vec3;
 
-use super::interpolator::{GuideFrame, InterpTimes, Interpolator, Method};
+use super::interpolator::{GuideFrame, InterpTimes, Interpolator};
 use super::layout::GuideLayout;
 use crate::error::Result;
 
@@ -16,16 +16,14 @@ pub type Bindings = Vec<Vec<(u32, Vec<f32>)>>;
 
 #[derive(Clone, Debug)]
 pub struct FixedWeights {
-    method: Method,
     pub layout: GuideLayout,
     pub bindings: Bindings,
     time: Duration,
 }
 
 impl FixedWeights {
-    pub fn new(method: Method, layout: GuideLayout, bindings: Bindings) -> FixedWeights {
+    pub fn new(layout: GuideLayout, bindings: Bindings) -> FixedWeights {
         FixedWeights {
-            method,
             layout,
             bindings,
             time: Duration::ZERO,
@@ -64,10 +62,6 @@ pub fn blend(layout: &GuideLayout, bindings: &Bindings, guide_points: &[Vec3], o
 }
 
 impl Interpolator for FixedWeights {
-    fn method(&self) -> Method {
-        self.method
-    }
-
     fn layout(&self) -> &GuideLayout {
         &self.layout
     }

@@ -10,7 +10,6 @@
 use rayon::prelude::*;
 
 use super::fixed::FixedWeights;
-use super::interpolator::Method;
 use super::layout::GuideLayout;
 use crate::error::Result;
 use crate::groom::Groom;
@@ -51,7 +50,7 @@ impl FixedWeights {
                 near.into_iter().zip(w).collect()
             })
             .collect();
-        Ok(FixedWeights::new(Method::Idw, layout, bindings))
+        Ok(FixedWeights::new(layout, bindings))
     }
 }
 

@@ -5,7 +5,6 @@
 use rayon::prelude::*;
 
 use super::fixed::FixedWeights;
-use super::interpolator::Method;
 use super::layout::GuideLayout;
 use crate::error::Result;
 use crate::groom::Groom;
@@ -29,7 +28,7 @@ impl FixedWeights {
                     .collect()
             })
             .collect();
-        Ok(FixedWeights::new(Method::Nearest, layout, bindings))
+        Ok(FixedWeights::new(layout, bindings))
     }
 }
 

@@ -11,7 +11,7 @@ use super::mesh::HairMesh;
 use super::strands::RenderStrands;
 use crate::error::{Error, Result};
 use crate::groom::Groom;
-use crate::guides::{GuideFrame, GuideLayout, InterpTimes, Interpolator, Method};
+use crate::guides::{GuideFrame, GuideLayout, InterpTimes, Interpolator};
 
 pub struct HairMeshInterpolator {
     mesh: HairMesh,
@@ -36,10 +36,6 @@ impl HairMeshInterpolator {
 }
 
 impl Interpolator for HairMeshInterpolator {
-    fn method(&self) -> Method {
-        Method::Hairmesh
-    }
-
     fn layout(&self) -> &GuideLayout {
         &self.layout
     }

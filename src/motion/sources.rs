@@ -1,7 +1,7 @@
 //! Head tracks from files: Alembic transforms and animated meshes, glTF node animation, and
 //! track files (CSV / JSON).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use glam::{DMat4, DQuat, DVec3, Vec3};
 use serde::Serialize;
@@ -18,52 +18,88 @@ use super::pose::Pose;
 use super::track::HeadTrack;
 use crate::error::{Error, Result};
 
-/// Where head motion comes from: one of a preset (or a TOML of one), a glTF node, an Alembic
-/// transform or rigidly moving mesh, or a track file. Shared by the command line and jobs.
-#[derive(Clone, Debug, Default)]
-pub struct MotionSource {
-    pub preset: Option<String>,
-    pub gltf: Option<std::path::PathBuf>,
-    pub node: Option<String>,
-    pub animation: Option<String>,
-    pub abc: Option<std::path::PathBuf>,
-    pub xform: Option<String>,
-    pub mesh: Option<String>,
-    pub track: Option<std::path::PathBuf>,
+/// Where head motion comes from: a preset (or a TOML of one), a glTF node, an Alembic transform
+/// or rigidly moving mesh, a track file, constant velocities, or nothing (a still head). One
+/// type for the command line and jobs (each reads its own syntax into it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum MotionSource {
+    /// The head holds still.
+    Still,
+    /// A random key-pose preset (gentle, walk, turn, violent) or a TOML file of one; `seed`
+    /// overrides the preset's.
+    Preset { name: String, seed: Option<u64> },
+    /// A glTF / GLB file's node (joint) animation.
+    Gltf {
+        file: PathBuf,
+        node: Option<String>,
+        animation: Option<String>,
+    },
+    /// An Alembic file: an animated transform, or a rigidly moving polygon mesh.
+    Abc {
+        file: PathBuf,
+        xform: Option<String>,
+        mesh: Option<String>,
+    },
+    /// A CSV or JSON track file.
+    Track(PathBuf),
+    /// Constant velocities from the first frame.
+    Constant(ConstantSpec),
+}
+
+/// A constant linear and angular head velocity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConstantSpec {
+    /// cm/s.
+    pub velocity: DVec3,
+    /// Degrees per second about the world axes, through `pivot`.
+    pub angular_velocity: DVec3,
+    /// cm, where the head starts.
+    pub pivot: DVec3,
+    /// Seconds the motion lasts from the first frame [default: the whole shot].
+    pub moving: Option<f64>,
 }
 
 impl MotionSource {
-    pub fn is_given(&self) -> bool {
-        self.preset.is_some() || self.gltf.is_some() || self.abc.is_some() || self.track.is_some()
+    /// Whether the track comes from a file (kept at the file's own times, seen relative to its
+    /// pose at the first frame, in the file's units and axes).
+    pub fn from_file(&self) -> bool {
+        matches!(
+            self,
+            MotionSource::Gltf { .. } | MotionSource::Abc { .. } | MotionSource::Track(_)
+        )
     }
 
-    /// The track, sampled at `fps` where the source needs sampling.
+    /// The track of a preset or file, sampled at `fps` where the source needs sampling, at
+    /// its own times and in its own units.
     pub fn load(&self, fps: f64) -> Result<(HeadTrack, TrackReport)> {
-        if let Some(p) = &self.preset {
-            let m = super::RandomMotion::preset(p)?;
-            let t = m.track()?;
-            let report = TrackReport {
-                source: format!("motion preset {p} (seed {})", m.seed),
-                samples: t.len(),
-                ..Default::default()
-            };
-            return Ok((t, report));
+        match self {
+            MotionSource::Preset { name, seed } => {
+                let mut m = super::RandomMotion::preset(name)?;
+                if let Some(s) = seed {
+                    m.seed = *s;
+                }
+                let t = m.track()?;
+                let report = TrackReport {
+                    source: format!("motion preset {name} (seed {})", m.seed),
+                    samples: t.len(),
+                    ..Default::default()
+                };
+                Ok((t, report))
+            }
+            MotionSource::Gltf {
+                file,
+                node,
+                animation,
+            } => from_gltf(file, node.as_deref(), animation.as_deref(), fps),
+            MotionSource::Abc {
+                file, mesh: Some(m), ..
+            } => from_abc_mesh(file, Some(m)),
+            MotionSource::Abc { file, xform, .. } => from_abc_xform(file, xform.as_deref()),
+            MotionSource::Track(file) => from_track_file(file, fps),
+            MotionSource::Still | MotionSource::Constant(_) => Err(Error::Invalid(
+                "give a motion: --motion, --gltf, --abc or --track".into(),
+            )),
         }
-        if let Some(f) = &self.gltf {
-            return from_gltf(f, self.node.as_deref(), self.animation.as_deref(), fps);
-        }
-        if let Some(f) = &self.abc {
-            return match &self.mesh {
-                Some(m) => from_abc_mesh(f, Some(m)),
-                None => from_abc_xform(f, self.xform.as_deref()),
-            };
-        }
-        if let Some(f) = &self.track {
-            return from_track_file(f, fps);
-        }
-        Err(Error::Invalid(
-            "give a motion: --motion, --gltf, --abc or --track".into(),
-        ))
     }
 }
 

@@ -1,6 +1,7 @@
 //! Farm templates: an Open Job Description (jobtemplate-2023-09) template that runs a job's
 //! stages as steps on any worker: the simulations as one task each, the upsampling split into
-//! frame chunks, each step waiting only for the stages it reads ([`super::run::upstream`]).
+//! frame chunks, each step waiting only for the stages it reads ([`super::engine::graph::upstream`]),
+//! from the same stage list a run uses ([`super::stages::ALL`]).
 //!
 //! The template is portable: `tress` comes from the worker's PATH (or the `Tress` parameter),
 //! the job file is the `JobFile` PATH parameter (by default the job file's path relative to the
@@ -12,8 +13,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::engine::graph::upstream;
+use super::engine::{Kind, Stage};
 use super::job::Job;
-use super::stage::Stage;
+use super::stages::{self, eval, preview, simulate};
 use crate::error::{Error, Result};
 
 /// YAML string literal (single-quoted; quotes doubled).
@@ -77,12 +80,14 @@ pub fn env_vars(job_file: &Path) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// The stages a template runs for `job`.
-pub fn template_stages(job: &Job, production: bool) -> Vec<Stage> {
-    Stage::ALL
-        .into_iter()
-        .filter(|s| super::run::applies(job, *s))
-        .filter(|s| !production || !matches!(s, Stage::Simulate | Stage::Preview | Stage::Eval))
+/// The stages a template runs for `job`: production shots leave out the ground truth and
+/// what scores against it.
+pub fn template_stages(job: &Job, production: bool) -> Vec<&'static dyn Stage> {
+    stages::ALL
+        .iter()
+        .copied()
+        .filter(|s| s.applies(job))
+        .filter(|s| !production || ![simulate::NAME, preview::NAME, eval::NAME].contains(&s.name()))
         .collect()
 }
 
@@ -145,16 +150,16 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
     let stages = template_stages(job, o.production);
     let mut reports = Vec::new();
     for item in &items {
-        let step_name = |s: Stage| match item {
-            Some(i) => format!("{i}-{}", s.name()),
-            None => s.name().to_string(),
+        let step_name = |s: &str| match item {
+            Some(i) => format!("{i}-{s}"),
+            None => s.to_string(),
         };
         for &stage in &stages {
-            let name = step_name(stage);
+            let name = step_name(stage.name());
             y.push_str(&format!("- name: {}\n", q(&name)));
-            let deps: Vec<String> = super::run::upstream(job, stage)
+            let deps: Vec<String> = upstream(stages::ALL, job, stage)
                 .into_iter()
-                .filter(|s| stages.contains(s))
+                .filter(|s| stages.iter().any(|t| t.name() == *s))
                 .map(step_name)
                 .collect();
             if !deps.is_empty() {
@@ -171,7 +176,7 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
             }
             args.push("--only".into());
             args.push(stage.name().into());
-            if stage.chunkable() {
+            if stage.kind() == Kind::Chunked {
                 y.push_str(&format!(
                     "  parameterSpace:\n    taskParameterDefinitions:\n    - name: Chunk\n      type: INT\n      range: '0-{}'\n",
                     chunks - 1
@@ -180,7 +185,7 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
                 args.push(format!("{{{{Task.Param.Chunk}}}}/{chunks}"));
             }
             script(&mut y, &args);
-            if stage == Stage::Report {
+            if stage.kind() == Kind::Summary {
                 reports.push(name);
             }
         }

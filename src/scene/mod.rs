@@ -1,13 +1,19 @@
 //! Assembling a simulation from what a user names: a groom (file or procedural preset), a head
 //! (procedural cranium, an ellipsoid fitted to the roots, a mesh or `.sdf`, or a TressFX
-//! project's spheres), a body, and head motion. Shared by `tress simulate` and job files.
+//! project's spheres), a body, and head motion. Shared by `tress simulate` and job files:
+//! [`spec`] is what is named, [`build`] the scene made from it, this file the building blocks.
 //!
 //! Conventions: everything is brought to centimetres, Y up, by the groom's `--scale` / `--up`
 //! (applied to the groom, head mesh, TressFX shapes and file-driven motion alike). The groom
 //! and head are given where the head is at the first simulated frame; the motion moves them
 //! relative to that pose.
 
+pub mod build;
 pub mod mss;
+pub mod spec;
+
+pub use build::{Scene, SceneFiles, prepare_groom};
+pub use spec::{GroomSource, HeadSource, Prop, PropShape, SceneSpec, is_procedural};
 
 use std::path::Path;
 
@@ -16,15 +22,13 @@ use glam::Vec3;
 use crate::collide::head_fit::fit_head;
 use crate::collide::head_mesh::head_grid;
 use crate::collide::mesh_sdf::SdfParams;
-use crate::collide::{BodyParams, Capsule, Colliders, HeadShape, Sphere, body};
+use crate::collide::{BodyParams, Capsule, Colliders, HeadShape, Sphere};
 use crate::error::{Error, Result};
-use crate::groom::{Groom, GroomParams, ReadOptions, Transform, generate, presets, read_groom};
+use crate::groom::{Groom, GroomParams, ReadOptions, Transform, generate, read_groom};
 use crate::motion::HeadTrack;
-use crate::neural::drape::pose::neck_pivot;
-use crate::neural::drape::train::GroomEntry;
-use crate::neural::drape::{DrapeGroom, DrapeMaterial, DrapeSubject};
 
 /// A groom ready to simulate, with what came with it.
+#[derive(Clone)]
 pub struct SceneGroom {
     pub groom: Groom,
     /// The parameters of a procedural groom (its cranium is the natural head).
@@ -39,7 +43,7 @@ pub struct SceneGroom {
 /// The parameters of procedural preset `preset` (a built-in name or a TOML file), with the
 /// strand count and seed overridden when given.
 pub fn procedural_params(preset: &str, strands: Option<usize>, seed: Option<u64>) -> Result<GroomParams> {
-    let mut params = presets::load(preset)?;
+    let mut params = crate::groom::presets::load(preset)?;
     if let Some(n) = strands {
         params.strands = n;
     }
@@ -55,7 +59,7 @@ pub fn procedural_groom(preset: &str, strands: Option<usize>, seed: Option<u64>)
 }
 
 /// The procedural groom of `params` (from the preset named `preset`).
-fn procedural_scene(preset: &str, params: GroomParams) -> Result<SceneGroom> {
+pub fn procedural_scene(preset: &str, params: GroomParams) -> Result<SceneGroom> {
     let groom = generate(&params)?;
     let source = format!(
         "procedural {preset} groom, {} strands, seed {}",
@@ -123,56 +127,30 @@ pub fn file_groom(path: &Path, transform: &Transform) -> Result<SceneGroom> {
 /// Reads `spec` — a groom file, or a built-in procedural preset name (straight, wavy, curly) —
 /// in tress units and axes. `strands` overrides a preset's strand count.
 pub fn load_groom(spec: &str, transform: &Transform, strands: Option<usize>) -> Result<SceneGroom> {
-    let path = Path::new(spec);
-    if is_procedural(spec) {
-        return procedural_groom(spec, strands, None);
-    }
-    if strands.is_some() {
-        return Err(Error::Invalid(
-            "--strands applies to procedural groom presets, not groom files".into(),
-        ));
-    }
-    file_groom(path, transform)
-}
-
-/// Whether `spec` names a procedural groom: a built-in preset (no file of that name) or a
-/// preset file (`.toml`, e.g. `extends = "wavy"` with other keys).
-pub fn is_procedural(spec: &str) -> bool {
-    let path = Path::new(spec);
-    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")) {
-        return true;
-    }
-    !path.exists() && presets::TABLE.iter().any(|(name, _)| *name == spec)
-}
-
-/// The head a command uses when `--head` is `given` or not: procedural for a procedural groom
-/// (its own cranium), an ellipsoid fitted to the roots otherwise.
-pub fn head_spec(given: Option<&str>, groom: &SceneGroom) -> String {
-    match given {
-        Some(h) => h.to_string(),
-        None if groom.procedural.is_some() => "procedural".into(),
-        None => "sphere".into(),
+    match GroomSource::parse(spec, strands)? {
+        GroomSource::Preset { name, strands, seed } => procedural_groom(&name, strands, seed),
+        GroomSource::File(path) => file_groom(&path, transform),
     }
 }
 
-/// The head named by `spec`: `procedural` (a procedural groom's cranium), `sphere` (an
-/// ellipsoid fitted to the roots; the spheres that came with the groom file when it has some:
-/// a TressFX project's, an `.mss` scene's head), or a mesh
-/// file (.obj, .glb/.gltf, .abc) or `.sdf` grid. Returns the shape and a description.
+/// The head `spec`: a procedural groom's cranium, an ellipsoid fitted to the roots (the spheres
+/// that came with the groom file when it has some: a TressFX project's, an `.mss` scene's
+/// head), or a mesh file (.obj, .glb/.gltf, .abc) or `.sdf` grid. Returns the shape and a
+/// description.
 pub fn head_shape(
-    spec: &str,
+    spec: &HeadSource,
     groom: &SceneGroom,
     transform: &Transform,
     cell: f32,
 ) -> Result<(HeadShape, String)> {
     match spec {
-        "procedural" => match &groom.procedural {
+        HeadSource::Procedural => match &groom.procedural {
             Some(p) => Ok((HeadShape::Procedural(p.scalp), "procedural cranium".into())),
             None => Err(Error::Invalid(
                 "--head procedural needs a procedural groom; give a head mesh, or --head sphere to fit one to the roots".into(),
             )),
         },
-        "sphere" | "fit" => {
+        HeadSource::Fitted => {
             if let Some((spheres, capsules)) = &groom.file_shapes
                 && !spheres.is_empty()
             {
@@ -194,10 +172,10 @@ pub fn head_shape(
             );
             Ok((HeadShape::Procedural(s), what))
         }
-        file => {
+        HeadSource::Mesh(file) => {
             let params = SdfParams { cell, ..Default::default() };
-            let grid = head_grid(Path::new(file), transform, &params)?;
-            let what = format!("{file} ({} × {} × {} grid, {} cm cells)", grid.dims.x, grid.dims.y, grid.dims.z, grid.cell);
+            let grid = head_grid(file, transform, &params)?;
+            let what = format!("{} ({} × {} × {} grid, {} cm cells)", file.display(), grid.dims.x, grid.dims.y, grid.dims.z, grid.cell);
             Ok((HeadShape::Grid(grid), what))
         }
     }
@@ -207,11 +185,19 @@ pub fn head_shape(
 /// fitted to `roots`), or a mesh / `.sdf` file brought into tress space by `transform` (the
 /// same shapes as [`head_shape`] gives a simulation, without a groom at hand).
 pub fn head_from_spec(spec: &str, roots: &[Vec3], transform: &Transform) -> Result<Option<HeadShape>> {
-    Ok(match spec {
-        "none" => None,
-        "sphere" | "fit" => Some(HeadShape::Procedural(fit_head(roots)?)),
-        file => Some(HeadShape::Grid(head_grid(
-            Path::new(file),
+    if spec == "none" {
+        return Ok(None);
+    }
+    Ok(match HeadSource::parse(spec) {
+        HeadSource::Fitted => Some(HeadShape::Procedural(fit_head(roots)?)),
+        HeadSource::Procedural => {
+            return Err(Error::Invalid(
+                "the procedural cranium comes with a procedural groom: give a head mesh, sphere or none"
+                    .into(),
+            ));
+        }
+        HeadSource::Mesh(file) => Some(HeadShape::Grid(head_grid(
+            &file,
             transform,
             &SdfParams::default(),
         )?)),
@@ -243,11 +229,6 @@ pub fn place_track(track: HeadTrack, from_file: bool, transform: &Transform, sta
     } else {
         track.shifted(start)
     }
-}
-
-/// Colliders of the scene moved by `track`.
-pub fn colliders(head: HeadShape, body: &BodyParams, track: HeadTrack) -> Colliders {
-    body::colliders(head, body, track)
 }
 
 /// Adds the animated body mesh a body setting names, if it names one
@@ -287,65 +268,4 @@ pub fn add_body_mesh(
         HeadTrack::still(crate::motion::Pose::IDENTITY),
     );
     Ok(Some(what))
-}
-
-/// A groom on its body, ready for the quasi-static drape (`tress drape`, `tress train drape`).
-pub struct DrapeScene {
-    pub subject: DrapeSubject,
-    pub scene: SceneGroom,
-    /// What the head collider is, for reports.
-    pub head: String,
-}
-
-/// The groom of `entry` (a procedural preset with its overrides, or a file) on a `texture`²
-/// map of strands of `points` vertices, its head and body colliders (the torso still) and the
-/// pivot of its head's rotations.
-pub fn drape_scene(
-    entry: &GroomEntry,
-    transform: &Transform,
-    sdf_cell: f32,
-    texture: usize,
-    points: usize,
-    material: &DrapeMaterial,
-) -> Result<DrapeScene> {
-    let scene = if is_procedural(&entry.groom) {
-        let mut params = procedural_params(&entry.groom, entry.strands, entry.seed)?;
-        if let Some(l) = entry.length {
-            params.length = l;
-        }
-        if let Some(r) = entry.curl_radius {
-            params.curl_radius = r;
-        }
-        procedural_scene(&entry.groom, params)?
-    } else {
-        if entry.strands.is_some()
-            || entry.seed.is_some()
-            || entry.length.is_some()
-            || entry.curl_radius.is_some()
-        {
-            return Err(Error::Invalid(format!(
-                "{}: strands, seed, length and curl_radius apply to procedural groom presets, not groom files",
-                entry.groom
-            )));
-        }
-        file_groom(Path::new(&entry.groom), transform)?
-    };
-    let groom = DrapeGroom::new(&scene.groom, texture, points)?;
-    let spec = head_spec(entry.head.as_deref(), &scene);
-    if spec == "none" {
-        return Err(Error::Invalid(format!(
-            "{}: head none: a drape needs a head to hang from",
-            entry.name
-        )));
-    }
-    let (head, what) = head_shape(&spec, &scene, transform, sdf_cell)?;
-    let body = body_params(entry.body.as_deref(), &head)?;
-    let pivot = neck_pivot(&head, &body);
-    let center = crate::collide::body::head_center(&head);
-    let colliders = colliders(head, &body, HeadTrack::still(crate::motion::Pose::IDENTITY));
-    Ok(DrapeScene {
-        subject: DrapeSubject::new(&entry.name, groom, colliders, pivot, material).on_body(center, body),
-        scene,
-        head: what,
-    })
 }

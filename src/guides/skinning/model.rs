@@ -13,7 +13,7 @@ use tress_formats::skin::SkinModel;
 use super::fit::{poly_at, runtime_weights};
 use crate::error::{Error, Result};
 use crate::groom::Groom;
-use crate::guides::interpolator::{GuideFrame, InterpTimes, Interpolator, Method};
+use crate::guides::interpolator::{GuideFrame, InterpTimes, Interpolator};
 use crate::guides::layout::{GuideLayout, GuideRotations};
 
 /// A skinning model and the groom it belongs to.
@@ -238,10 +238,6 @@ impl StaticSkinning {
 }
 
 impl Interpolator for StaticSkinning {
-    fn method(&self) -> Method {
-        Method::Static
-    }
-
     fn layout(&self) -> &GuideLayout {
         &self.skin.layout
     }

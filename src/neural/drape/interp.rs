@@ -11,7 +11,7 @@ use glam::Vec3;
 use super::DrapeGroom;
 use crate::error::{Error, Result};
 use crate::groom::Groom;
-use crate::guides::{GuideFrame, GuideLayout, InterpTimes, Interpolator, Method};
+use crate::guides::{GuideFrame, GuideLayout, InterpTimes, Interpolator};
 
 pub struct DrapeInterpolator {
     groom: DrapeGroom,
@@ -32,10 +32,6 @@ impl DrapeInterpolator {
 }
 
 impl Interpolator for DrapeInterpolator {
-    fn method(&self) -> Method {
-        Method::Drape
-    }
-
     fn layout(&self) -> &GuideLayout {
         &self.layout
     }

@@ -19,6 +19,7 @@ pub mod energy;
 pub mod interp;
 pub mod model;
 pub mod pose;
+pub mod scene;
 pub mod solve;
 pub mod train;
 pub mod xpbd;

@@ -312,7 +312,7 @@ fn raised_shoulders_hold_the_draped_hair_higher() {
         ..Default::default()
     };
     let m = DrapeMaterial::default();
-    let ds = crate::scene::drape_scene(&entry, &Default::default(), 0.2, 12, 10, &m).unwrap();
+    let ds = crate::neural::drape::scene::drape_scene(&entry, &Default::default(), 0.2, 12, 10, &m).unwrap();
     let subject = &ds.subject;
     let upright = HeadRotation::default();
     let raised = HeadRotation {
@@ -361,7 +361,8 @@ fn raised_shoulders_hold_the_draped_hair_higher() {
         body: Some("head_only".into()),
         ..entry
     };
-    let ds = crate::scene::drape_scene(&head_only, &Default::default(), 0.2, 12, 10, &m).unwrap();
+    let ds =
+        crate::neural::drape::scene::drape_scene(&head_only, &Default::default(), 0.2, 12, 10, &m).unwrap();
     let e = ds.subject.pose(&raised).err().expect("no shoulders").to_string();
     assert!(e.contains("raised") && e.contains("shape"), "{e}");
 }

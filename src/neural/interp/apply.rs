@@ -18,7 +18,7 @@ use super::model::{NEIGHBORS, RestFeatures, WeightNet, interpolate};
 use super::train::InterpConfig;
 use crate::error::{Error, Result};
 use crate::groom::Groom;
-use crate::guides::{GuideFrame, GuideLayout, InterpTimes, Interpolator, Method};
+use crate::guides::{GuideFrame, GuideLayout, InterpTimes, Interpolator};
 use crate::neural::data::channels_first;
 use crate::neural::grid::UvGrid;
 
@@ -200,10 +200,6 @@ impl<B: Backend> Interpolator for NeuralInterpolator<B>
 where
     B::Device: Send + Sync,
 {
-    fn method(&self) -> Method {
-        Method::Neural
-    }
-
     fn layout(&self) -> &GuideLayout {
         &self.layout
     }

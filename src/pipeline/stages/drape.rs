@@ -1,8 +1,8 @@
-//! The job's `drape` stage (003): a quasi-static preview of the animation. For each frame of its
-//! chunk, the groom's scalp-texture strands are draped for the head's pose relative to the
-//! torso with the colliders where that frame has them (head, body, props), by the job's trained
-//! drape network or a direct minimization of the drape energy. No dynamics: each frame is the
-//! rest shape the hair would settle to if the body held that pose.
+//! `drape` (003): a quasi-static preview of the animation. For each frame of its chunk, the
+//! groom's scalp-texture strands are draped for the head's pose relative to the torso with the
+//! colliders where that frame has them (head, body, props), by the job's trained drape network
+//! or a direct minimization of the drape energy. No dynamics: each frame is the rest shape the
+//! hair would settle to if the body held that pose.
 //!
 //! Outputs per chunk: `drape/drape.A-B.tcache` (the draped texture strands, world space, with
 //! the head's pose: the "guides" of the row `drape`, whose interpolator carries them to every
@@ -10,28 +10,99 @@
 //! the rigidly posed groom and the drape).
 
 use glam::Vec3;
+use serde::Serialize;
 use serde_json::json;
 
-use super::ctx::Ctx;
-use super::job::drape_key;
-use super::progress::FrameProgress;
-use super::run::chunk_frames;
-use super::scene::{job_colliders_on_body, prepared, scene_of};
+use super::prepare;
 use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::Groom;
 use crate::neural::drape::draper::Draper;
 use crate::neural::drape::{DrapeGroom, DrapeMetrics, DrapeSubject, HeadRotation};
+use crate::pipeline::engine::{Chunk, Ctx, Inputs, Kind, OutputFile, Stage};
+use crate::pipeline::job::{DrapeSpec, Job, drape_key};
+use crate::pipeline::keys::{SceneKey, external, motion_files};
+use crate::pipeline::progress::FrameProgress;
+use crate::upsample::Method;
+
+pub const NAME: &str = "drape";
+
+/// The draped strands of frames `a`–`b`.
+pub fn cache(a: i64, b: i64) -> String {
+    format!("drape/drape.{a}-{b}.tcache")
+}
+
+/// The figures of frames `a`–`b`.
+pub fn figures(a: i64, b: i64) -> String {
+    format!("drape/drape.{a}-{b}.json")
+}
+
+pub struct DrapeStage;
+
+#[derive(Serialize)]
+struct Key<'a> {
+    scene: SceneKey<'a>,
+    drape: &'a DrapeSpec,
+    range: [i64; 2],
+}
+
+impl Stage for DrapeStage {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn about(&self) -> &'static str {
+        "The groom's quasi-static drape for each frame's head pose (jobs with the drape method; per chunk of frames)"
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Chunked
+    }
+
+    fn applies(&self, job: &Job) -> bool {
+        job.rows.iter().any(|r| r.method == Method::Drape)
+    }
+
+    fn needs(&self) -> &'static str {
+        "the drape method ([drape] enabled = true)"
+    }
+
+    fn upstream(&self, _: &Job) -> Vec<&'static str> {
+        vec![prepare::NAME]
+    }
+
+    fn inputs(&self, cx: &Ctx, chunk: Option<Chunk>) -> Result<Inputs> {
+        let j = cx.job;
+        let (a, b) = cx.frames(chunk);
+        Ok(Inputs::new(&Key {
+            scene: SceneKey::of(j),
+            drape: &j.drape,
+            range: [a, b],
+        })
+        .reads(prepare::outputs(cx)?)
+        .reads(motion_files(j, &j.motion)?)
+        .reads(external(&[j.drape.model.as_deref()])?))
+    }
+
+    fn run(&self, cx: &Ctx, chunk: Option<Chunk>) -> Result<Vec<String>> {
+        drape(cx, chunk.unwrap_or((0, 1)))
+    }
+}
+
+/// Every chunk's files, in frame order.
+pub fn chunks(cx: &Ctx) -> Result<Vec<OutputFile>> {
+    cx.chunks(NAME, NAME)
+}
 
 /// The texture size and vertices per strand the drape stage draped (from its first chunk's
 /// figures, so the row carries what was draped without reading the model again).
-pub fn draped_texture(ctx: &Ctx) -> Result<(usize, usize)> {
-    let chunks = ctx.chunks(crate::pipeline::Stage::Drape)?;
+pub fn draped_texture(cx: &Ctx) -> Result<(usize, usize)> {
+    let chunks = chunks(cx)?;
     let first = chunks
         .iter()
         .find(|f| f.path.ends_with(".json"))
         .ok_or_else(|| Error::Runtime("the drape stage recorded no figures".into()))?;
-    let path = ctx.out.join(&first.path);
+    let path = cx.out.join(&first.path);
     let text =
         std::fs::read_to_string(&path).map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
     let v: serde_json::Value =
@@ -46,31 +117,27 @@ pub fn draped_texture(ctx: &Ctx) -> Result<(usize, usize)> {
 }
 
 /// Drapes the frames of chunk `chunk`; returns the files written.
-pub fn drape(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
-    let job = ctx.job;
+fn drape(cx: &Ctx, chunk: Chunk) -> Result<Vec<String>> {
+    let job = cx.job;
     let draper = Draper::new(&job.drape.draper_spec(&drape_key))?;
-    let groom = prepared(&ctx.out)?;
-    let (colliders, center, body) = job_colliders_on_body(job, &ctx.out, &scene_of(job, groom.clone())?)?;
-    let texture = DrapeGroom::new(&groom, draper.texture, draper.points)?;
+    let scene = prepare::scene(cx)?;
+    let (colliders, center, body) = (scene.colliders.clone(), scene.center(), scene.body.clone());
+    let texture = DrapeGroom::new(&scene.groom.groom, draper.texture, draper.points)?;
     // The job's tracks place the head; no pivot is needed.
     // The job's body gives the network its shape input.
     let subject =
         DrapeSubject::new(&job.name, texture, colliders, Vec3::ZERO, &draper.material).on_body(center, body);
-    let (a, b) = chunk_frames(job, chunk);
-    let dir = ctx.out.join("drape");
-    std::fs::create_dir_all(&dir).map_err(|e| Error::Write {
-        path: dir.clone(),
-        source: e,
-    })?;
+    let (a, b) = cx.frames(Some(chunk));
+    cx.create_dir(NAME)?;
     let strands = Groom::uniform(subject.groom.rest.clone(), draper.points, Default::default())?;
     let info = CacheInfo {
         topology: strands.to_strands(),
         fps: job.fps,
         frames: Vec::new(),
     };
-    let name = format!("drape/drape.{a}-{b}.tcache");
-    let mut sink = create_sink(&ctx.out.join(&name), &info, a as f64, &SinkOptions::default())?;
-    if !ctx.quiet && chunk.0 == 0 {
+    let name = cache(a, b);
+    let mut sink = create_sink(&cx.out.join(&name), &info, a as f64, &SinkOptions::default())?;
+    if !cx.quiet && chunk.0 == 0 {
         eprintln!(
             "           {} texture strands of {} vertices ({}² texture), solver {}",
             subject.groom.strands(),
@@ -83,7 +150,7 @@ pub fn drape(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
         );
     }
     let latent = draper.latent(&subject);
-    let mut progress = FrameProgress::new("drape", (b - a + 1).max(0) as u64, ctx.quiet);
+    let mut progress = FrameProgress::new(NAME, (b - a + 1).max(0) as u64, cx.quiet);
     let mut frames = Vec::new();
     let (mut before, mut after, mut seconds) = (Vec::new(), Vec::new(), 0.0);
     for f in a..=b {
@@ -123,12 +190,6 @@ pub fn drape(ctx: &Ctx, chunk: (usize, usize)) -> Result<Vec<String>> {
         "material": draper.material,
         "per_frame": frames,
     });
-    let jname = format!("drape/drape.{a}-{b}.json");
-    let path = ctx.out.join(&jname);
-    tress_formats::atomic::write(
-        &path,
-        serde_json::to_string_pretty(&summary).expect("json").as_bytes(),
-    )
-    .map_err(|e| crate::error::output_error(&path, e))?;
+    let jname = cx.write_json(&figures(a, b), &summary)?;
     Ok(vec![name, jname])
 }

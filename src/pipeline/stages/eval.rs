@@ -1,5 +1,4 @@
-//! The eval stage: every method row against the ground truth, frame by frame; per method an
-//! oracle row (the same upsampler fed the ground truth's own guide strands, so interpolation
+//! `eval`: every method row against the ground truth, frame by frame; per method an oracle row (the same upsampler fed the ground truth's own guide strands, so interpolation
 //! error shows apart from guide-dynamics error); and a no-dynamics baseline (the rest groom
 //! carried by the head). Written to `metrics.json`.
 
@@ -7,13 +6,81 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use tress_formats::tcache::TcacheReader;
 
-use super::ctx::Ctx;
-use super::job::MethodRow;
-use super::scene::{job_colliders, prepared, scene_of};
-use super::stages::{for_each_part_frame, guide_indices, upsampler};
+use super::{ablate, displace, fit, guides, prepare, simulate, train, upsample};
 use crate::error::{Error, Result};
 use crate::metrics::{Evaluator, FrameMetrics, Summary};
 use crate::motion::Pose;
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, OutputFile, Stage};
+use crate::pipeline::job::{Job, MethodRow};
+use crate::pipeline::keys::{RowsKey, SceneKey, motion_files};
+use crate::pipeline::rows;
+
+pub const NAME: &str = "eval";
+/// Every row's metrics.
+pub const METRICS: Artefact = Artefact::new(NAME, "metrics.json");
+
+pub struct Eval;
+
+#[derive(Serialize)]
+struct Key<'a> {
+    scene: SceneKey<'a>,
+    rows: RowsKey<'a>,
+    oracle: bool,
+}
+
+/// The stages whose results scoring the rows reads (the eval and preview stages).
+pub fn scoring_upstream(_: &Job) -> Vec<&'static str> {
+    vec![
+        prepare::NAME,
+        upsample::NAME,
+        simulate::NAME,
+        guides::NAME,
+        fit::NAME,
+        train::NAME,
+        displace::NAME,
+        ablate::NAME,
+    ]
+}
+
+/// The files scoring the rows reads: the groom, the rows' frames, the ground truth, the guides,
+/// the rows' models (the oracle rows run them) and the motion's files.
+pub fn scoring_files(cx: &Ctx) -> Result<Vec<OutputFile>> {
+    let mut files = prepare::outputs(cx)?;
+    files.extend(upsample::parts(cx)?);
+    files.push(cx.input(simulate::GT)?.clone());
+    files.push(cx.input(guides::GUIDES)?.clone());
+    files.extend(rows::model_files(cx)?);
+    files.extend(motion_files(cx.job, &cx.job.motion)?);
+    Ok(files)
+}
+
+impl Stage for Eval {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn about(&self) -> &'static str {
+        "Metrics against the ground truth"
+    }
+
+    fn upstream(&self, job: &Job) -> Vec<&'static str> {
+        scoring_upstream(job)
+    }
+
+    fn inputs(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Inputs> {
+        let j = cx.job;
+        Ok(Inputs::new(&Key {
+            scene: SceneKey::of(j),
+            rows: RowsKey::of(j),
+            oracle: j.guides.oracle,
+        })
+        .reads(scoring_files(cx)?))
+    }
+
+    fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {
+        evaluate(cx)
+    }
+}
 
 /// One row's metrics.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -71,23 +138,25 @@ fn oracle_rows(rows: &[MethodRow]) -> Vec<MethodRow> {
     out
 }
 
-pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
-    let job = ctx.job;
-    let groom = prepared(&ctx.out)?;
+fn evaluate(cx: &Ctx) -> Result<Vec<String>> {
+    let job = cx.job;
+    let scene = prepare::scene(cx)?;
+    let groom = &scene.groom.groom;
     let counts = groom.counts().to_vec();
     let rest = groom.points().to_vec();
     // Root UVs for the non-local interactions (000 §5.7).
-    let uvs = crate::guides::root_uvs(&groom);
-    let colliders = job_colliders(job, &ctx.out, &scene_of(job, groom.clone())?)?;
+    let uvs = crate::guides::root_uvs(groom);
+    let colliders = &scene.colliders;
     // The guides actually chosen (sparse coding and the neural grid choose their own count).
-    let guides = super::stages::guide_indices(ctx)?.len();
+    let guide_ids = guides::indices(cx)?;
+    let guides = guide_ids.len();
     let mut methods = Vec::new();
     // The rows, from their upsampled parts. Parts and ground truth hold the same frames in order.
     for row in &job.rows {
-        let mut gt = TcacheReader::open(ctx.out.join("gt.tcache"))?;
+        let mut gt = TcacheReader::open(cx.path(simulate::GT))?;
         let mut e = Evaluator::new(&counts).with_nonlocal(&uvs);
         let mut i = 0usize;
-        for_each_part_frame(ctx, row, |frame, m, _| {
+        upsample::for_each_frame(cx, row, |frame, m, _| {
             if i >= gt.len() || gt.frames[i].frame != frame {
                 return Err(Error::Runtime(format!(
                     "the upsampled parts of {} have frame {frame} where the ground truth does not",
@@ -118,11 +187,10 @@ pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
     }
     // Oracle rows: the ground truth's guides through the same upsampler.
     if job.guides.oracle {
-        let guide_ids = guide_indices(ctx)?;
-        let layout = crate::guides::GuideLayout::new(&groom, &guide_ids)?;
+        let layout = crate::guides::GuideLayout::new(groom, &guide_ids)?;
         for row in oracle_rows(&job.rows) {
-            let mut up = upsampler(ctx, &groom, &guide_ids, &row, Vec::new())?;
-            let mut gt = TcacheReader::open(ctx.out.join("gt.tcache"))?;
+            let mut up = rows::upsampler(cx, groom, &guide_ids, &row, Vec::new())?;
+            let mut gt = TcacheReader::open(cx.path(simulate::GT))?;
             let mut e = Evaluator::new(&counts).with_nonlocal(&uvs);
             for i in 0..gt.len() {
                 let frame = gt.frames[i].frame;
@@ -144,7 +212,7 @@ pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
         }
     }
     // The rest groom carried by the head.
-    let mut gt = TcacheReader::open(ctx.out.join("gt.tcache"))?;
+    let mut gt = TcacheReader::open(cx.path(simulate::GT))?;
     let mut rigid = Evaluator::new(&counts).with_nonlocal(&uvs);
     for i in 0..gt.len() {
         let frame = gt.frames[i].frame;
@@ -167,8 +235,5 @@ pub fn evaluate(ctx: &Ctx) -> Result<Vec<String>> {
         vertices: rest.len(),
         methods,
     };
-    let path = ctx.out.join("metrics.json");
-    let text = serde_json::to_string_pretty(&file).expect("json");
-    tress_formats::atomic::write(&path, text.as_bytes()).map_err(|e| crate::error::output_error(&path, e))?;
-    Ok(vec!["metrics.json".into()])
+    Ok(vec![cx.write_json(METRICS.path, &file)?])
 }

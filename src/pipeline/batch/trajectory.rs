@@ -14,16 +14,18 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tress_formats::tcache::{Codec, TcacheHeader, TcacheReader, TcacheWriter};
 
-use super::evaluate::MetricsFile;
-use super::job::Job;
-use super::scene::{job_colliders, prepared, scene_of};
-use super::stage::file_sha256;
 use crate::error::{Error, Result};
+use crate::groom::Groom;
 use crate::guides::project::project_out;
 use crate::metrics::{Evaluator, Summary};
 use crate::motion::Pose;
-use crate::neural::trajectory::train::{Dataset, train};
+use crate::neural::trajectory::train::{Dataset, TrajectoryModel, train};
 use crate::neural::trajectory::{HeadMotion, TrajectoryConfig, displacements, positions};
+use crate::pipeline::engine::file_sha256;
+use crate::pipeline::job::Job;
+use crate::pipeline::stages::eval::{METRICS, MetricsFile};
+use crate::pipeline::stages::prepare::{prepared, scene_around};
+use crate::pipeline::stages::simulate::GT;
 
 /// One held-out item's scores.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -75,7 +77,7 @@ struct Truth {
 }
 
 fn truth(out: &Path) -> Result<Truth> {
-    let path = out.join("gt.tcache");
+    let path = out.join(GT.path);
     let mut r = TcacheReader::open(&path).map_err(|e| {
         Error::Invalid(format!(
             "{}: {e} (the trajectory baseline needs every batch item simulated first)",
@@ -116,94 +118,15 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
         path: dir.clone(),
         source: e,
     })?;
-    // What the result depends on.
-    let mut h = Sha256::new();
-    h.update(crate::build_id());
-    h.update(serde_json::to_vec(&cfg).expect("json"));
-    // The held-out predictions get the job's collision projection.
-    h.update([job.guides.resolve_collisions as u8]);
-    for j in items {
-        h.update(item_name(j));
-        h.update(j.simulate.collision_margin.to_le_bytes());
-        let gt = j.output.join("gt.tcache");
-        if !gt.exists() {
-            return Err(Error::Invalid(format!(
-                "batch item {}: {} is missing: the trajectory baseline needs every batch item simulated first (run the items, then the summary)",
-                item_name(j),
-                gt.display()
-            )));
-        }
-        h.update(file_sha256(&gt)?);
-    }
-    let key = format!("{:x}", h.finalize());
+    let key = inputs_key(job, items, &cfg)?;
     let key_path = dir.join("inputs.sha256");
     let metrics_path = dir.join("metrics.json");
-    let outputs_exist = dir.join("model.tnn").exists()
-        && held_items(items, &cfg)
-            .iter()
-            .all(|j| dir.join(format!("{}.tcache", item_name(j))).exists());
-    if outputs_exist
-        && std::fs::read_to_string(&key_path).is_ok_and(|k| k.trim() == key)
-        && let Ok(text) = std::fs::read_to_string(&metrics_path)
-        && let Ok(m) = serde_json::from_str::<TrajectoryMetrics>(&text)
-    {
-        return Ok(Some(with_item_rows(m, held_items(items, &cfg))));
+    if let Some(m) = cached(&dir, items, &cfg, &key) {
+        return Ok(Some(m));
     }
     let (train_items, held) = items.split_at(items.len() - cfg.held_out);
-    let groom = prepared(&items[0].output)?;
-    let rest: Vec<Vec3> = groom.points().to_vec();
-    let point = {
-        let roots = groom.roots();
-        (roots.iter().copied().sum::<Vec3>() / roots.len().max(1) as f32).as_dvec3()
-    };
-    let motion = |t: &Truth, fps: f64| HeadMotion {
-        poses: t.poses.clone(),
-        point,
-        fps,
-    };
-    // Every item's ground truth, on the first item's groom.
-    let truth_of = |j: &Job| -> Result<Truth> {
-        let t = truth(&j.output)?;
-        if let Some(p) = t.points.first()
-            && p.len() != rest.len()
-        {
-            return Err(Error::Invalid(format!(
-                "batch item {}: {} vertices where the first item has {}: the trajectory baseline needs one groom",
-                item_name(j),
-                p.len(),
-                rest.len()
-            )));
-        }
-        Ok(t)
-    };
-    // The network's last layer and the training set, bounded before anything is allocated.
-    let outputs = 3 * rest.len();
-    if cfg.hidden.saturating_mul(outputs) > MAX_WEIGHTS {
-        return Err(Error::Invalid(format!(
-            "batch.trajectory: {} vertices × hidden {} is a last layer of {} weights, over the limit of {MAX_WEIGHTS}: the baseline predicts every vertex of a small groom (use fewer strands or points, or a smaller hidden)",
-            rest.len(),
-            cfg.hidden,
-            cfg.hidden.saturating_mul(outputs)
-        )));
-    }
-    let mut data = Dataset::new(cfg.inputs(), outputs);
-    for j in train_items {
-        let t = truth_of(j)?;
-        if (data.len() + t.points.len()).saturating_mul(outputs) > MAX_TRAINING_VALUES {
-            return Err(Error::Invalid(format!(
-                "batch.trajectory: the training items' frames × {} vertices exceed {MAX_TRAINING_VALUES} values (at item {}): train on fewer or shorter items",
-                rest.len(),
-                item_name(j)
-            )));
-        }
-        let m = motion(&t, j.fps);
-        for i in 0..t.points.len() {
-            data.push(
-                &m.features(i, &cfg),
-                &displacements(&t.poses[i], &rest, &t.points[i]),
-            );
-        }
-    }
+    let on = OneGroom::of(&items[0])?;
+    let data = on.dataset(&cfg, train_items)?;
     if !quiet {
         eprintln!(
             "trajectory: training on {} frames of {} items, {} steps",
@@ -224,64 +147,14 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
         &dir.join("model.tnn"),
         serde_json::json!({"items": names, "frames": data.len()}),
     )?;
-    let uvs: Vec<Vec2> = crate::guides::root_uvs(&groom);
-    let counts = groom.counts().to_vec();
     let projection = job.guides.resolve_collisions;
     let mut held_out = Vec::new();
     let (mut predict_seconds, mut predicted) = (0.0, 0usize);
     for j in held {
-        let t = truth_of(j)?;
-        let m = motion(&t, j.fps);
-        let features: Vec<f32> = (0..t.points.len()).flat_map(|i| m.features(i, &cfg)).collect();
-        let clock = std::time::Instant::now();
-        let d = model.predict(&features, &dev);
-        predict_seconds += clock.elapsed().as_secs_f64();
-        predicted += t.points.len();
-        let colliders = job_colliders(j, &j.output, &scene_of(j, groom.clone())?)?;
-        let mut e = Evaluator::new(&counts).with_nonlocal(&uvs);
-        let path = dir.join(format!("{}.tcache", item_name(j)));
-        let header = TcacheHeader {
-            fps: j.fps,
-            codec: Codec::Lossless,
-            keyframe_interval: 1,
-            rest: groom.to_strands(),
-        };
-        let mut w =
-            TcacheWriter::create(&path, header, 3).map_err(|e| crate::error::output_error(&path, e))?;
-        for (i, frame_d) in d.chunks_exact(3 * rest.len()).enumerate() {
-            let at = colliders.at(t.frames[i] / j.fps);
-            let mut p: Vec<Vec3> = positions(&t.poses[i], &rest, frame_d)
-                .into_iter()
-                .map(Vec3::from_array)
-                .collect();
-            if projection {
-                // The job's correction of every method: rest segment lengths, out of the solids.
-                project_out(
-                    &mut p,
-                    &rest,
-                    &counts,
-                    &|_| false,
-                    &at,
-                    j.simulate.collision_margin,
-                );
-            }
-            let x: Vec<[f32; 3]> = p.iter().map(|v| v.to_array()).collect();
-            w.write_frame(t.frames[i], &x, Some(t.poses[i].into()))?;
-            let g: Vec<Vec3> = t.points[i].iter().map(|p| Vec3::from_array(*p)).collect();
-            e.push(t.frames[i], &g, &p, Some(&at));
-        }
-        w.finish()?;
-        held_out.push(HeldOut {
-            item: item_name(j),
-            key: if projection {
-                "trajectory+projection"
-            } else {
-                "trajectory"
-            }
-            .into(),
-            trajectory: e.summary(),
-            methods: Vec::new(),
-        });
+        let (h, seconds, frames) = on.held_out(j, &cfg, &model, &dir, projection)?;
+        held_out.push(h);
+        predict_seconds += seconds;
+        predicted += frames;
     }
     let mean_rmse = held_out.iter().map(|h| h.trajectory.rmse).sum::<f64>() / held_out.len().max(1) as f64;
     let metrics = with_item_rows(
@@ -307,6 +180,190 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
     Ok(Some(metrics))
 }
 
+/// What the result depends on: the build, the config, the job's projection and every item's
+/// ground truth.
+fn inputs_key(job: &Job, items: &[Job], cfg: &TrajectoryConfig) -> Result<String> {
+    let mut h = Sha256::new();
+    h.update(crate::build_id());
+    h.update(serde_json::to_vec(cfg).expect("json"));
+    // The held-out predictions get the job's collision projection.
+    h.update([job.guides.resolve_collisions as u8]);
+    for j in items {
+        h.update(item_name(j));
+        h.update(j.simulate.collision_margin.to_le_bytes());
+        let gt = j.output.join(GT.path);
+        if !gt.exists() {
+            return Err(Error::Invalid(format!(
+                "batch item {}: {} is missing: the trajectory baseline needs every batch item simulated first (run the items, then the summary)",
+                item_name(j),
+                gt.display()
+            )));
+        }
+        h.update(file_sha256(&gt)?);
+    }
+    Ok(format!("{:x}", h.finalize()))
+}
+
+/// The metrics of an earlier run whose inputs hash to `key` and whose files are all there.
+fn cached(dir: &Path, items: &[Job], cfg: &TrajectoryConfig, key: &str) -> Option<TrajectoryMetrics> {
+    let outputs_exist = dir.join("model.tnn").exists()
+        && held_items(items, cfg)
+            .iter()
+            .all(|j| dir.join(format!("{}.tcache", item_name(j))).exists());
+    if outputs_exist
+        && std::fs::read_to_string(dir.join("inputs.sha256")).is_ok_and(|k| k.trim() == key)
+        && let Ok(text) = std::fs::read_to_string(dir.join("metrics.json"))
+        && let Ok(m) = serde_json::from_str::<TrajectoryMetrics>(&text)
+    {
+        return Some(with_item_rows(m, held_items(items, cfg)));
+    }
+    None
+}
+
+/// The items' one groom (the first item's): its rest shape and the point head motion is
+/// measured at.
+struct OneGroom {
+    groom: Groom,
+    rest: Vec<Vec3>,
+    point: glam::DVec3,
+}
+
+impl OneGroom {
+    fn of(first: &Job) -> Result<OneGroom> {
+        let groom = prepared(&first.output)?;
+        let rest: Vec<Vec3> = groom.points().to_vec();
+        let roots = groom.roots();
+        let point = (roots.iter().copied().sum::<Vec3>() / roots.len().max(1) as f32).as_dvec3();
+        Ok(OneGroom { groom, rest, point })
+    }
+
+    fn motion(&self, t: &Truth, fps: f64) -> HeadMotion {
+        HeadMotion {
+            poses: t.poses.clone(),
+            point: self.point,
+            fps,
+        }
+    }
+
+    /// An item's ground truth, on this groom.
+    fn truth_of(&self, j: &Job) -> Result<Truth> {
+        let t = truth(&j.output)?;
+        if let Some(p) = t.points.first()
+            && p.len() != self.rest.len()
+        {
+            return Err(Error::Invalid(format!(
+                "batch item {}: {} vertices where the first item has {}: the trajectory baseline needs one groom",
+                item_name(j),
+                p.len(),
+                self.rest.len()
+            )));
+        }
+        Ok(t)
+    }
+
+    /// The training items' frames: head-motion features → displacements from the carried
+    /// rest groom. The network's last layer and the training set are bounded before anything
+    /// is allocated.
+    fn dataset(&self, cfg: &TrajectoryConfig, train_items: &[Job]) -> Result<Dataset> {
+        let rest = &self.rest;
+        let outputs = 3 * rest.len();
+        if cfg.hidden.saturating_mul(outputs) > MAX_WEIGHTS {
+            return Err(Error::Invalid(format!(
+                "batch.trajectory: {} vertices × hidden {} is a last layer of {} weights, over the limit of {MAX_WEIGHTS}: the baseline predicts every vertex of a small groom (use fewer strands or points, or a smaller hidden)",
+                rest.len(),
+                cfg.hidden,
+                cfg.hidden.saturating_mul(outputs)
+            )));
+        }
+        let mut data = Dataset::new(cfg.inputs(), outputs);
+        for j in train_items {
+            let t = self.truth_of(j)?;
+            if (data.len() + t.points.len()).saturating_mul(outputs) > MAX_TRAINING_VALUES {
+                return Err(Error::Invalid(format!(
+                    "batch.trajectory: the training items' frames × {} vertices exceed {MAX_TRAINING_VALUES} values (at item {}): train on fewer or shorter items",
+                    rest.len(),
+                    item_name(j)
+                )));
+            }
+            let m = self.motion(&t, j.fps);
+            for i in 0..t.points.len() {
+                data.push(
+                    &m.features(i, cfg),
+                    &displacements(&t.poses[i], rest, &t.points[i]),
+                );
+            }
+        }
+        Ok(data)
+    }
+
+    /// A held-out item predicted (`<item>.tcache`, with the job's collision projection when
+    /// `projection`) and scored; with the prediction's seconds and frames.
+    fn held_out(
+        &self,
+        j: &Job,
+        cfg: &TrajectoryConfig,
+        model: &TrajectoryModel<Flex>,
+        dir: &Path,
+        projection: bool,
+    ) -> Result<(HeldOut, f64, usize)> {
+        let (groom, rest) = (&self.groom, &self.rest);
+        let t = self.truth_of(j)?;
+        let m = self.motion(&t, j.fps);
+        let features: Vec<f32> = (0..t.points.len()).flat_map(|i| m.features(i, cfg)).collect();
+        let clock = std::time::Instant::now();
+        let d = model.predict(&features, &Default::default());
+        let seconds = clock.elapsed().as_secs_f64();
+        let colliders = scene_around(j, &j.output, groom.clone())?.colliders;
+        let uvs: Vec<Vec2> = crate::guides::root_uvs(groom);
+        let counts = groom.counts().to_vec();
+        let mut e = Evaluator::new(&counts).with_nonlocal(&uvs);
+        let path = dir.join(format!("{}.tcache", item_name(j)));
+        let header = TcacheHeader {
+            fps: j.fps,
+            codec: Codec::Lossless,
+            keyframe_interval: 1,
+            rest: groom.to_strands(),
+        };
+        let mut w =
+            TcacheWriter::create(&path, header, 3).map_err(|e| crate::error::output_error(&path, e))?;
+        for (i, frame_d) in d.chunks_exact(3 * rest.len()).enumerate() {
+            let at = colliders.at(t.frames[i] / j.fps);
+            let mut p: Vec<Vec3> = positions(&t.poses[i], rest, frame_d)
+                .into_iter()
+                .map(Vec3::from_array)
+                .collect();
+            if projection {
+                // The job's correction of every method: rest segment lengths, out of the solids.
+                project_out(
+                    &mut p,
+                    rest,
+                    &counts,
+                    &|_| false,
+                    &at,
+                    j.simulate.collision_margin,
+                );
+            }
+            let x: Vec<[f32; 3]> = p.iter().map(|v| v.to_array()).collect();
+            w.write_frame(t.frames[i], &x, Some(t.poses[i].into()))?;
+            let g: Vec<Vec3> = t.points[i].iter().map(|p| Vec3::from_array(*p)).collect();
+            e.push(t.frames[i], &g, &p, Some(&at));
+        }
+        w.finish()?;
+        let h = HeldOut {
+            item: item_name(j),
+            key: if projection {
+                "trajectory+projection"
+            } else {
+                "trajectory"
+            }
+            .into(),
+            trajectory: e.summary(),
+            methods: Vec::new(),
+        };
+        Ok((h, seconds, t.points.len()))
+    }
+}
+
 fn held_items<'a>(items: &'a [Job], cfg: &TrajectoryConfig) -> &'a [Job] {
     &items[items.len() - cfg.held_out..]
 }
@@ -315,7 +372,7 @@ fn held_items<'a>(items: &'a [Job], cfg: &TrajectoryConfig) -> &'a [Job] {
 /// groom), read afresh: they change when the items' methods do, not the baseline.
 fn with_item_rows(mut m: TrajectoryMetrics, held: &[Job]) -> TrajectoryMetrics {
     for (h, j) in m.held_out.iter_mut().zip(held) {
-        h.methods = std::fs::read_to_string(j.output.join("metrics.json"))
+        h.methods = std::fs::read_to_string(j.output.join(METRICS.path))
             .ok()
             .and_then(|s| serde_json::from_str::<MetricsFile>(&s).ok())
             .map(|f| {

@@ -1,7 +1,7 @@
-//! Stages and their records. Each finished stage leaves `.tress/<stage>.json` in the output
-//! folder: the content hash of its inputs (settings, upstream outputs, tress version) and the
-//! files it wrote with their sizes and content hashes. A stage whose inputs hash the same and
-//! whose files are all there is skipped ("cached").
+//! Stage records. Each finished stage leaves `.tress/<stage>.json` in the output folder: the
+//! content hash of its inputs (settings, upstream outputs, tress version) and the files it
+//! wrote with their sizes and content hashes. A stage whose inputs hash the same and whose
+//! files are all there is skipped ("cached").
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -9,102 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::Chunk;
 use crate::error::{Error, Result};
-
-/// The stages, in running order.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "snake_case")]
-#[value(rename_all = "snake_case")]
-pub enum Stage {
-    /// Groom resampled, root UVs and ids; head distance grid.
-    Prepare,
-    /// A full simulation on the training motion, to fit upsamplers from (jobs with [training]).
-    TrainSim,
-    /// The full simulation (ground truth).
-    Simulate,
-    /// Guide strands (root-UV lattice or sparse coding).
-    Guides,
-    /// The skinning model fitted on the training simulation (jobs with skinning methods).
-    Fit,
-    /// The neural interpolator trained on the training simulation (jobs with the neural method).
-    Train,
-    /// Its fine-scale displacement generator, trained with the interpolator fixed (neural jobs
-    /// whose config has `[displace]`).
-    Displace,
-    /// The interpolator trained again without some loss terms, one model each (`[neural]
-    /// ablations`).
-    Ablate,
-    /// The guides simulated alone.
-    GuideSim,
-    /// The guides simulated with two-way collision correction (jobs with two-way rows).
-    TwoWay,
-    /// The hair mesh built around the groom and simulated (jobs with the hairmesh method).
-    Hairmesh,
-    /// The groom's quasi-static drape for each frame's head pose (jobs with the drape method;
-    /// per chunk of frames).
-    Drape,
-    /// The whole groom from the guides, every method (per chunk of frames).
-    Upsample,
-    /// Alembic / tcache / PLY outputs.
-    Write,
-    /// Contact sheets and side-by-side comparisons.
-    Preview,
-    /// Metrics against the ground truth.
-    Eval,
-    /// report.md and report.json.
-    Report,
-}
-
-impl Stage {
-    pub const ALL: [Stage; 17] = [
-        Stage::Prepare,
-        Stage::TrainSim,
-        Stage::Simulate,
-        Stage::Guides,
-        Stage::Fit,
-        Stage::Train,
-        Stage::Displace,
-        Stage::Ablate,
-        Stage::GuideSim,
-        Stage::TwoWay,
-        Stage::Hairmesh,
-        Stage::Drape,
-        Stage::Upsample,
-        Stage::Write,
-        Stage::Preview,
-        Stage::Eval,
-        Stage::Report,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Stage::Prepare => "prepare",
-            Stage::TrainSim => "train_sim",
-            Stage::Simulate => "simulate",
-            Stage::Guides => "guides",
-            Stage::Fit => "fit",
-            Stage::Train => "train",
-            Stage::Displace => "displace",
-            Stage::Ablate => "ablate",
-            Stage::GuideSim => "guide_sim",
-            Stage::TwoWay => "two_way",
-            Stage::Hairmesh => "hairmesh",
-            Stage::Drape => "drape",
-            Stage::Upsample => "upsample",
-            Stage::Write => "write",
-            Stage::Preview => "preview",
-            Stage::Eval => "eval",
-            Stage::Report => "report",
-        }
-    }
-
-    /// Stages whose work splits by frame ranges (`--chunk i/n`).
-    pub fn chunkable(self) -> bool {
-        matches!(self, Stage::Drape | Stage::Upsample)
-    }
-}
 
 /// One file a stage wrote, relative to the output folder.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -117,9 +23,10 @@ pub struct OutputFile {
 /// What a finished stage (or chunk of one) leaves behind.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
-    pub stage: Stage,
+    /// The stage's name ([`super::Stage::name`]).
+    pub stage: String,
     /// `i/n` for chunks of a chunkable stage.
-    pub chunk: Option<(usize, usize)>,
+    pub chunk: Option<Chunk>,
     /// Hash of everything that determines the outputs.
     pub inputs: String,
     pub outputs: Vec<OutputFile>,
@@ -151,18 +58,18 @@ fn hex(b: &[u8]) -> String {
 
 /// Hash of a stage's inputs: its name, the build of tress that runs it ([`crate::build_id`]),
 /// its settings (any serializable value) and the content hashes of the files it reads.
-pub fn input_hash(stage: Stage, settings: &serde_json::Value, upstream: &[&OutputFile]) -> String {
+pub fn input_hash(stage: &str, settings: &serde_json::Value, upstream: &[&OutputFile]) -> String {
     input_hash_of_build(&crate::build_id(), stage, settings, upstream)
 }
 
 fn input_hash_of_build(
     build: &str,
-    stage: Stage,
+    stage: &str,
     settings: &serde_json::Value,
     upstream: &[&OutputFile],
 ) -> String {
     let mut h = Sha256::new();
-    h.update(stage.name().as_bytes());
+    h.update(stage.as_bytes());
     h.update(build.as_bytes());
     h.update(serde_json::to_vec(settings).expect("settings serialize"));
     for f in upstream {
@@ -173,17 +80,17 @@ fn input_hash_of_build(
 }
 
 /// Where records live.
-pub fn record_path(out: &Path, stage: Stage, chunk: Option<(usize, usize)>) -> PathBuf {
+pub fn record_path(out: &Path, stage: &str, chunk: Option<Chunk>) -> PathBuf {
     let name = match chunk {
-        Some((i, n)) => format!("{}.{i}-of-{n}.json", stage.name()),
-        None => format!("{}.json", stage.name()),
+        Some((i, n)) => format!("{stage}.{i}-of-{n}.json"),
+        None => format!("{stage}.json"),
     };
     out.join(".tress").join(name)
 }
 
 impl Record {
     /// The record of a stage, if it finished.
-    pub fn load(out: &Path, stage: Stage, chunk: Option<(usize, usize)>) -> Option<Record> {
+    pub fn load(out: &Path, stage: &str, chunk: Option<Chunk>) -> Option<Record> {
         let text = std::fs::read_to_string(record_path(out, stage, chunk)).ok()?;
         serde_json::from_str(&text).ok()
     }
@@ -201,8 +108,8 @@ impl Record {
 
     /// Records the files `paths` (relative to `out`) as this stage's outputs and saves.
     pub fn save(
-        stage: Stage,
-        chunk: Option<(usize, usize)>,
+        stage: &str,
+        chunk: Option<Chunk>,
         inputs: String,
         out: &Path,
         paths: &[String],
@@ -221,7 +128,7 @@ impl Record {
             });
         }
         let r = Record {
-            stage,
+            stage: stage.to_string(),
             chunk,
             inputs,
             outputs,
@@ -244,7 +151,7 @@ impl Record {
         self.outputs
             .iter()
             .find(|f| f.path == path)
-            .ok_or_else(|| Error::Runtime(format!("stage {} did not record {path}", self.stage.name())))
+            .ok_or_else(|| Error::Runtime(format!("stage {} did not record {path}", self.stage)))
     }
 }
 
@@ -258,29 +165,29 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("a.bin"), b"hello").unwrap();
-        let h = input_hash(Stage::Simulate, &serde_json::json!({"substeps": 2}), &[]);
+        let h = input_hash("simulate", &serde_json::json!({"substeps": 2}), &[]);
         assert_ne!(
             h,
-            input_hash(Stage::Simulate, &serde_json::json!({"substeps": 3}), &[])
+            input_hash("simulate", &serde_json::json!({"substeps": 3}), &[])
         );
-        let r = Record::save(Stage::Simulate, None, h.clone(), &dir, &["a.bin".into()], 1.5).unwrap();
+        let r = Record::save("simulate", None, h.clone(), &dir, &["a.bin".into()], 1.5).unwrap();
         assert_eq!(
             r.outputs[0].sha256,
             "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
         );
-        let back = Record::load(&dir, Stage::Simulate, None).unwrap();
+        let back = Record::load(&dir, "simulate", None).unwrap();
         assert_eq!(back, r);
         assert!(back.is_current(&dir, &h));
         assert!(!back.is_current(&dir, "other"));
         // Another build of tress (same version, other sources) does not reuse the record.
         let settings = serde_json::json!({"substeps": 2});
         assert_ne!(
-            input_hash_of_build("0.1.0 build aaaa", Stage::Simulate, &settings, &[]),
-            input_hash_of_build("0.1.0 build bbbb", Stage::Simulate, &settings, &[])
+            input_hash_of_build("0.1.0 build aaaa", "simulate", &settings, &[]),
+            input_hash_of_build("0.1.0 build bbbb", "simulate", &settings, &[])
         );
         assert_eq!(
             h,
-            input_hash_of_build(&crate::build_id(), Stage::Simulate, &settings, &[])
+            input_hash_of_build(&crate::build_id(), "simulate", &settings, &[])
         );
         let older = Record {
             tress: env!("CARGO_PKG_VERSION").into(),

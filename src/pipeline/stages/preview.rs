@@ -1,5 +1,5 @@
-//! The preview stage: contact sheets of the first method's result and of the ground truth, and
-//! a side-by-side sheet (ground truth | each method | the first method's error), with every
+//! `preview`: contact sheets of the first method's result and of the ground truth, and a
+//! side-by-side sheet (ground truth | each method | the first method's error), with every
 //! method's preview PSNR / SSIM against the ground truth's pictures (same camera).
 
 use glam::Vec3;
@@ -7,16 +7,64 @@ use image::RgbImage;
 use serde::{Deserialize, Serialize};
 use tress_formats::tcache::TcacheReader;
 
-use super::ctx::Ctx;
-use super::scene::{job_colliders, prepared, scene_of};
-use super::stages::part_frames;
+use super::eval::{scoring_files, scoring_upstream};
+use super::{prepare, simulate, upsample};
 use crate::error::{Error, Result};
 use crate::metrics::{error_share_off, error_split_map, psnr, ssim};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::job::{Job, PreviewSpec};
+use crate::pipeline::keys::{RowsKey, SceneKey};
 use crate::render::frame::Coloring;
 use crate::render::frame::{FrameStyle, background, draw_strands, label};
 use crate::render::heat::legend;
 use crate::render::preview::{PreviewOptions, cameras};
 use crate::render::sheet::contact_sheet;
+
+pub const NAME: &str = "preview";
+/// The first row's contact sheet, the ground truth's, the side-by-side comparison, where the
+/// picture error falls, and the figures.
+pub const SHEET: Artefact = Artefact::new(NAME, "preview.png");
+pub const SHEET_GT: Artefact = Artefact::new(NAME, "preview_gt.png");
+pub const COMPARE: Artefact = Artefact::new(NAME, "compare.png");
+pub const WHERE: Artefact = Artefact::new(NAME, "where.png");
+pub const FIGURES: Artefact = Artefact::new(NAME, "preview.json");
+
+pub struct Preview;
+
+#[derive(Serialize)]
+struct Key<'a> {
+    scene: SceneKey<'a>,
+    preview: &'a PreviewSpec,
+    rows: RowsKey<'a>,
+}
+
+impl Stage for Preview {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn about(&self) -> &'static str {
+        "Contact sheets and side-by-side comparisons"
+    }
+
+    fn upstream(&self, job: &Job) -> Vec<&'static str> {
+        scoring_upstream(job)
+    }
+
+    fn inputs(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Inputs> {
+        let j = cx.job;
+        Ok(Inputs::new(&Key {
+            scene: SceneKey::of(j),
+            preview: &j.preview,
+            rows: RowsKey::of(j),
+        })
+        .reads(scoring_files(cx)?))
+    }
+
+    fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {
+        preview(cx)
+    }
+}
 
 /// Picture similarity of one frame's previews.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -56,9 +104,9 @@ pub struct PreviewReport {
 /// Rows shown side by side on the comparison sheet.
 const COMPARED_ROWS: usize = 3;
 
-fn save_png(ctx: &Ctx, name: &str, img: &RgbImage) -> Result<String> {
-    crate::render::save_png(&ctx.out.join(name), img)?;
-    Ok(name.to_string())
+fn save_png(cx: &Ctx, a: Artefact, img: &RgbImage) -> Result<String> {
+    crate::render::save_png(&cx.path(a), img)?;
+    Ok(a.path.to_string())
 }
 
 /// Frames picked for the sheets: every `every`-th from the first (and the last).
@@ -70,8 +118,8 @@ fn picked(first: i64, last: i64, every: usize) -> Vec<i64> {
     v
 }
 
-pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
-    let job = ctx.job;
+fn preview(cx: &Ctx) -> Result<Vec<String>> {
+    let job = cx.job;
     let (width, height) = crate::render::parse_size(&job.preview.size, "preview.size")?;
     let opts = PreviewOptions {
         view: job.preview.view,
@@ -79,44 +127,16 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
         height,
         columns: job.preview.columns.max(1),
     };
-    let groom = prepared(&ctx.out)?;
-    let counts = groom.counts().to_vec();
-    let scene = scene_of(job, groom)?;
-    let colliders = job_colliders(job, &ctx.out, &scene)?;
+    let scene = prepare::scene(cx)?;
+    let counts = scene.groom.groom.counts().to_vec();
+    let colliders = &scene.colliders;
     let frames = picked(job.first, job.last, job.preview.every);
-    // Ground truth and method at the picked frames.
-    let mut gt = Vec::new();
-    let mut r = TcacheReader::open(ctx.out.join("gt.tcache"))?;
-    for &f in &frames {
-        let i = r
-            .find(f as f64)
-            .ok_or_else(|| Error::Runtime(format!("gt.tcache has no frame {f}")))?;
-        gt.push(r.frame(i)?.into_iter().map(Vec3::from_array).collect::<Vec<_>>());
-    }
-    let rows: Vec<Vec<Vec<Vec3>>> = job
-        .rows
-        .iter()
-        .map(|row| {
-            Ok(part_frames(ctx, row, &frames)?
-                .into_iter()
-                .map(|p| p.into_iter().map(Vec3::from_array).collect())
-                .collect())
-        })
-        .collect::<Result<_>>()?;
+    let (gt, rows) = frames_of(cx, &frames)?;
     let method = &rows[0];
     let cams = cameras(&gt, &opts);
     let labels: Vec<String> = job.rows.iter().map(|r| r.key.clone()).collect();
     // Compared side by side: a few evenly spaced frames.
-    let k = job.preview.compare_frames.clamp(1, frames.len());
-    let chosen: Vec<usize> = (0..k)
-        .map(|c| {
-            if k == 1 {
-                0
-            } else {
-                c * (frames.len() - 1) / (k - 1)
-            }
-        })
-        .collect();
+    let chosen = compared(frames.len(), job.preview.compare_frames);
     let errors: Vec<Vec<f32>> = chosen
         .iter()
         .map(|&i| {
@@ -127,9 +147,7 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
                 .collect()
         })
         .collect();
-    let mut all: Vec<f32> = errors.iter().flatten().copied().collect();
-    all.sort_by(f32::total_cmp);
-    let scale = all.get(all.len() * 99 / 100).copied().unwrap_or(1.0).max(1e-3);
+    let scale = error_scale(&errors);
     let style = FrameStyle::default();
     let (mut gt_tiles, mut m_tiles, mut compare) = (Vec::new(), Vec::new(), Vec::new());
     let mut where_tiles = Vec::new();
@@ -198,14 +216,65 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
         m_tiles.push(m);
     }
     let mut out = vec![
-        save_png(ctx, "preview.png", &contact_sheet(&m_tiles, opts.columns))?,
-        save_png(ctx, "preview_gt.png", &contact_sheet(&gt_tiles, opts.columns))?,
-        save_png(ctx, "compare.png", &contact_sheet(&compare, shown + 2))?,
-        save_png(ctx, "where.png", &contact_sheet(&where_tiles, shown))?,
+        save_png(cx, SHEET, &contact_sheet(&m_tiles, opts.columns))?,
+        save_png(cx, SHEET_GT, &contact_sheet(&gt_tiles, opts.columns))?,
+        save_png(cx, COMPARE, &contact_sheet(&compare, shown + 2))?,
+        save_png(cx, WHERE, &contact_sheet(&where_tiles, shown))?,
     ];
+    out.push(cx.write_json(FIGURES.path, &figures(images, &job.rows, scale))?);
+    Ok(out)
+}
+
+/// The ground truth and every row at `frames`.
+#[allow(clippy::type_complexity)]
+fn frames_of(cx: &Ctx, frames: &[i64]) -> Result<(Vec<Vec<Vec3>>, Vec<Vec<Vec<Vec3>>>)> {
+    let mut gt = Vec::new();
+    let mut r = TcacheReader::open(cx.path(simulate::GT))?;
+    for &f in frames {
+        let i = r
+            .find(f as f64)
+            .ok_or_else(|| Error::Runtime(format!("gt.tcache has no frame {f}")))?;
+        gt.push(r.frame(i)?.into_iter().map(Vec3::from_array).collect::<Vec<_>>());
+    }
+    let rows: Vec<Vec<Vec<Vec3>>> = cx
+        .job
+        .rows
+        .iter()
+        .map(|row| {
+            Ok(upsample::frames(cx, row, frames)?
+                .into_iter()
+                .map(|p| p.into_iter().map(Vec3::from_array).collect())
+                .collect())
+        })
+        .collect::<Result<_>>()?;
+    Ok((gt, rows))
+}
+
+/// `k` of `n` picked frames compared side by side, evenly spaced (indices).
+fn compared(n: usize, k: usize) -> Vec<usize> {
+    let k = k.clamp(1, n);
+    (0..k)
+        .map(|c| if k == 1 { 0 } else { c * (n - 1) / (k - 1) })
+        .collect()
+}
+
+/// The top of the error colour scale: the 99th percentile of the compared frames' errors.
+fn error_scale(errors: &[Vec<f32>]) -> f32 {
+    let mut all: Vec<f32> = errors.iter().flatten().copied().collect();
+    all.sort_by(f32::total_cmp);
+    all.get(all.len() * 99 / 100).copied().unwrap_or(1.0).max(1e-3)
+}
+
+/// `preview.json`: every row's pictures against the ground truth's, the first row's at the
+/// top.
+fn figures(
+    images: Vec<Vec<FrameImage>>,
+    rows: &[crate::pipeline::job::MethodRow],
+    scale: f32,
+) -> PreviewReport {
     let per_row: Vec<RowImages> = images
         .into_iter()
-        .zip(&job.rows)
+        .zip(rows)
         .map(|(frames, row)| {
             let n = frames.len().max(1) as f64;
             RowImages {
@@ -217,16 +286,11 @@ pub fn preview(ctx: &Ctx) -> Result<Vec<String>> {
             }
         })
         .collect();
-    let report = PreviewReport {
+    PreviewReport {
         mean_psnr: per_row[0].mean_psnr,
         mean_ssim: per_row[0].mean_ssim,
         frames: per_row[0].frames.clone(),
         error_scale: scale as f64,
         rows: per_row,
-    };
-    let path = ctx.out.join("preview.json");
-    let text = serde_json::to_string_pretty(&report).expect("json");
-    tress_formats::atomic::write(&path, text.as_bytes()).map_err(|e| crate::error::output_error(&path, e))?;
-    out.push("preview.json".into());
-    Ok(out)
+    }
 }

@@ -1,7 +1,7 @@
 //! The one upsampling frame loop: each frame of simulated guides (world space, with the head's
 //! pose) is taken into the head's frame, handed to an [`Interpolator`], brought back to world
 //! space, optionally cleaned up by the position-based collision correction
-//! ([`super::project`]), and passed to the sinks behind it. `tress upsample`, the job's upsample
+//! ([`crate::guides::project`]), and passed to the sinks behind it. `tress upsample`, the job's upsample
 //! stage, its evaluation of oracle rows and `tress simulate --mode reduced` all run through it.
 
 use std::path::PathBuf;
@@ -11,11 +11,11 @@ use glam::Vec3;
 use serde::Serialize;
 use tress_formats::tcache::HeadPose;
 
-use super::interpolator::{GuideFrame, InterpTimes, Interpolator};
-use super::project::project_out;
 use crate::cache::FrameSink;
 use crate::collide::Colliders;
 use crate::error::Result;
+use crate::guides::project::project_out;
+use crate::guides::{GuideFrame, InterpTimes, Interpolator};
 use crate::motion::Pose;
 
 /// Where the loop's time went.

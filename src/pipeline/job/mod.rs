@@ -1,0 +1,244 @@
+//! Job files: one TOML file describing a whole shot — groom, head, motion, material, what to
+//! run and what to write. A job may `extends = "NAME|FILE"` a preset (`presets/jobs/`) and
+//! override any of it; unknown keys are errors with the key's path and a suggestion; other
+//! mistakes name the file, the line and the key ([`error::JobError`]).
+//!
+//! - [`file`]: the TOML read, `extends` merged, the [`file::Reader`] sections resolve on;
+//! - [`sections`], [`methods`]: the sections' shapes; [`material`]: `[material]`;
+//! - [`resolve`]: each section read, checked and its paths resolved; [`rows`]: the scored
+//!   rows; [`checks`]: checks across sections; [`batch`]: a batch's items.
+
+pub mod batch;
+pub mod checks;
+pub mod error;
+pub mod file;
+pub mod material;
+pub mod methods;
+pub mod resolve;
+pub mod rows;
+pub mod sections;
+
+use std::path::{Path, PathBuf};
+
+use toml::{Table, Value};
+
+use crate::error::{Error, Result};
+use crate::scene::mss::MssPhysics;
+use crate::scene::{GroomSource, HeadSource, SceneSpec};
+use crate::sim::{Material, SimOptions};
+use crate::upsample::Method;
+use file::{Reader, parse_table};
+use material::MaterialSpec;
+
+pub use error::JobError;
+pub use file::TABLE;
+pub use methods::{DrapeSpec, GuideSpec, HairMeshSpec, NeuralSpec, Selection, drape_key};
+pub use rows::MethodRow;
+pub use sections::{
+    BatchSpec, ColliderSpec, GroomSpec, HeadSpec, MotionSpec, MssSpec, OutputSpec, PreviewSpec, Training,
+    TrainingSpec,
+};
+
+/// A whole job, after `extends` and with paths resolved.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub name: String,
+    /// The job file (`None` for a job built in code).
+    pub file: Option<PathBuf>,
+    /// Output folder.
+    pub output: PathBuf,
+    pub first: i64,
+    pub last: i64,
+    pub fps: f64,
+    pub seed: u64,
+    pub checkpoint_every: Option<u32>,
+    pub groom: GroomSpec,
+    pub head: HeadSpec,
+    pub motion: MotionSpec,
+    /// The material preset in use: the job's `material.preset`, else the groom style's.
+    pub material_preset: String,
+    pub material: Material,
+    /// `[material]` as the job wrote it (batch items of other grooms resolve it again).
+    material_spec: MaterialSpec,
+    pub simulate: SimOptions,
+    pub guides: GuideSpec,
+    /// The neural interpolator's training config (jobs with the neural method).
+    pub neural: NeuralSpec,
+    pub neural_config: Option<crate::neural::interp::InterpConfig>,
+    pub hairmesh: HairMeshSpec,
+    pub drape: DrapeSpec,
+    /// The scored rows of `guides.methods`, parsed.
+    pub rows: Vec<MethodRow>,
+    /// The training simulation.
+    pub training: Option<Training>,
+    /// Extra moving solids.
+    pub colliders: Vec<ColliderSpec>,
+    pub outputs: OutputSpec,
+    pub preview: PreviewSpec,
+    /// The merged TOML (for the report and content hashes).
+    pub table: Table,
+    pub batch: Option<BatchSpec>,
+    /// The `.mss` scene the job runs (`[scene]`), with its physics in tress's terms.
+    pub scene: Option<(MssSpec, MssPhysics)>,
+}
+
+impl Job {
+    /// Reads a job file.
+    pub fn load(path: &Path) -> Result<Job> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid(format!("{origin}: {e}")))?;
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let mut job = Job::from_table(parse_table(&text, &origin)?, &origin, &dir)?;
+        job.file = Some(path.to_path_buf());
+        Ok(job)
+    }
+
+    /// Builds a job from TOML (`dir` resolves relative paths).
+    pub fn from_table(table: Table, origin: &str, dir: &Path) -> Result<Job> {
+        let r = Reader::new(table, origin, dir)?;
+        let name = r.string("name")?;
+        let output = PathBuf::from(r.path(&r.string("output")?)?);
+        let (first, last) = r.frames()?;
+        let fps = r.fps()?;
+        let seed: u64 = r.read("seed")?;
+        let checkpoint_every: Option<u32> = match r.t.get("checkpoint_every") {
+            Some(v) => Some(r.section(v.clone(), "checkpoint_every")?),
+            None => None,
+        };
+        let mut groom: GroomSpec = r.read("groom")?;
+        let scene = r.mss(&mut groom, fps)?;
+        r.groom(&mut groom)?;
+        let head = r.head(&groom, scene.is_some())?;
+        let motion = r.motion(scene.as_ref().map(|(_, p)| p))?;
+        // Material: a preset (by default the one made for the groom's style), with any of its
+        // keys overridden.
+        let material_spec = MaterialSpec::read(r.get("material"), origin, dir.to_path_buf())?;
+        let (material_preset, material) =
+            material_spec.resolve(&groom, scene.as_ref().map(|(_, p)| &p.material), origin)?;
+        let simulate = r.simulate(scene.as_ref())?;
+        let mut guides: GuideSpec = r.read("guides")?;
+        // An older job's single `method`, unless it lists `methods` itself.
+        if let Some(m) = guides.method.take()
+            && !r.own_has("guides", "methods")
+        {
+            guides.methods = vec![m];
+        }
+        let hairmesh = r.hairmesh()?;
+        let mut rows = rows::parse_rows(&guides, origin)?;
+        if hairmesh.enabled {
+            rows::add_section_row(&mut rows, Method::Hairmesh, &guides);
+        }
+        if rows.iter().any(|r| r.method == Method::Hairmesh) {
+            hairmesh.check().map_err(|e| r.err("hairmesh", e))?;
+        }
+        let drape = r.drape()?;
+        if drape.enabled {
+            rows::add_section_row(&mut rows, Method::Drape, &guides);
+        }
+        if rows.iter().any(|r| r.method == Method::Drape) {
+            drape
+                .draper_spec(&drape_key)
+                .check()
+                .map_err(|e| r.err("drape", e.to_string()))?;
+        }
+        let neural = r.neural()?;
+        let neural_config = if rows.iter().any(|r| r.method == Method::Neural) {
+            Some(neural.load(Some(dir)).map_err(|e| match neural.model {
+                Some(_) => r.err("neural.model", e.to_string()),
+                None => r.err("neural.config", format!("neural.config: {e}")),
+            })?)
+        } else {
+            None
+        };
+        rows::add_ablation_rows(&mut rows, &neural, neural_config.as_ref(), origin)?;
+        let training = r.training()?;
+        if training.is_none() {
+            checks::training_needed(&rows, &neural, &guides, origin)?;
+        }
+        let colliders = r.colliders()?;
+        let outputs: OutputSpec = r.read("outputs")?;
+        let preview: PreviewSpec = r.read("preview")?;
+        let batch = r.batch(scene.is_some())?;
+        let mut t = r.t;
+        if scene.is_some() {
+            // The merged table shows what the scene set (reports, dry runs, content hashes).
+            let mut put = |k: &str, v: std::result::Result<Table, toml::ser::Error>| -> Result<()> {
+                let v = v.map_err(|e| Error::Runtime(format!("{k}: {e}")))?;
+                t.insert(k.into(), Value::Table(v));
+                Ok(())
+            };
+            put("groom", Table::try_from(&groom))?;
+            put("head", Table::try_from(&head))?;
+            put("motion", Table::try_from(&motion))?;
+            put("material", Table::try_from(&material))?;
+            put("simulate", Table::try_from(&simulate))?;
+        }
+        Ok(Job {
+            name,
+            file: None,
+            output,
+            first,
+            last,
+            fps,
+            seed,
+            checkpoint_every,
+            groom,
+            head,
+            motion,
+            material_preset,
+            material,
+            material_spec,
+            simulate,
+            guides,
+            neural,
+            neural_config,
+            hairmesh,
+            drape,
+            rows,
+            training,
+            colliders,
+            outputs,
+            preview,
+            table: t,
+            batch,
+            scene,
+        })
+    }
+
+    /// The job's scene as named: groom, head, body, motion, props and frames.
+    pub fn scene_spec(&self) -> Result<SceneSpec> {
+        let groom = match (&self.groom.preset, &self.groom.file) {
+            (_, Some(file)) => GroomSource::File(file.into()),
+            (Some(preset), None) => GroomSource::Preset {
+                name: preset.clone(),
+                strands: self.groom.strands,
+                seed: Some(self.seed),
+            },
+            (None, None) => return Err(Error::Invalid("the job names no groom".into())),
+        };
+        Ok(SceneSpec {
+            groom,
+            transform: crate::groom::Transform {
+                scale: self.groom.scale,
+                up: self.groom.up,
+            },
+            head: HeadSource::parse(&self.head.collider),
+            body: self.head.body.clone(),
+            sdf_cell: self.head.sdf_cell,
+            motion: self.motion.source()?,
+            fps: self.fps,
+            first: self.first,
+            last: self.last,
+            // A constant motion lasts to the last frame the job simulates (its shot or its
+            // training).
+            hold_after: self
+                .training
+                .as_ref()
+                .map_or(self.last, |t| self.last.max(t.last)),
+            props: self.colliders.iter().map(ColliderSpec::prop).collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,197 @@
+//! The job reader's unit tests: defaults and overrides, materials by style, batches, and
+//! mistakes named.
+
+use super::*;
+
+fn job(text: &str) -> Result<Job> {
+    Job::from_table(parse_table(text, "job.toml")?, "job.toml", Path::new("/tmp"))
+}
+
+#[test]
+fn constant_motion_and_experiments_are_checked() {
+    let j = job("name = 'c'\n[motion]\nvelocity = [10.0, 0.0, 0.0]\nangular_velocity = [0.0, 45.0, 0.0]\nmoving = 1.5")
+        .unwrap();
+    assert!(
+        j.motion.preset.is_none(),
+        "a constant motion replaces the default preset"
+    );
+    assert_eq!(j.motion.moving, Some(1.5));
+    let e = job("name = 'c'\n[motion]\npivot = [0.0, 1.0, 0.0]")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("motion.pivot") && e.contains("angular_velocity"),
+        "{e}"
+    );
+    let e = job("name = 'c'\n[motion]\nvelocity = [1.0, 0.0, 0.0]\nmoving = -1.0")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("motion.moving"), "{e}");
+    let e = job("name = 'c'\n[motion]\nvelocity = [1.0, 0.0, 0.0]\npreset = 'walk'")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("one motion source"), "{e}");
+    let b = job("name = 'b'\n[batch.experiments]\ncount = 3\nseed = 4").unwrap();
+    let items = b.items().unwrap();
+    let names: Vec<_> = items
+        .iter()
+        .map(|i| i.output.file_name().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["exp01", "exp02", "exp03"]);
+    assert!(
+        items
+            .iter()
+            .all(|i| i.motion.is_constant() && i.motion.moving.is_some())
+    );
+    assert_ne!(items[0].motion, items[1].motion);
+    let e = job("name = 'b'\n[batch]\nmotions = ['walk']\n[batch.experiments]\ncount = 3")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("leave out batch.motions"), "{e}");
+    let e = job("name = 'b'\n[batch.experiments]\nspeed = [5.0, 1.0]")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("batch.experiments.speed"), "{e}");
+    let e = job("name = 'b'\n[guides]\nmethods = ['trajectory']")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("[batch.trajectory]"), "{e}");
+    let e = job("name = 'b'\n[batch.trajectory]\nheld_out = 0")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("batch.trajectory.held_out"), "{e}");
+    let e = job("name = 's'\n[scene]\nmss = 'no-such.mss'")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("scene.mss") && e.contains("no-such.mss"), "{e}");
+}
+
+#[test]
+fn defaults_extends_and_overrides() {
+    let j = job("name = 'x'\nframes = '1-10'\n[material]\nbend = 9000.0\n[simulate]\nsubsteps = 3").unwrap();
+    assert_eq!((j.first, j.last), (1, 10));
+    assert_eq!(j.material.bend, 9000.0);
+    // Other material keys come from the straight preset.
+    assert_eq!(j.material.stretch, Material::preset("straight").unwrap().stretch);
+    assert_eq!(j.simulate.substeps, 3);
+    assert_eq!(j.guides.methods, vec!["idw".to_string()]);
+    assert_eq!(j.rows[0].method, Method::Idw);
+    assert_eq!(j.output, Path::new("/tmp/out/job"));
+    assert_eq!(j.groom.strands, Some(2000));
+}
+
+#[test]
+fn the_material_follows_the_groom_style_unless_the_job_sets_one() {
+    let curly = Material::preset("curly").unwrap();
+    let straight = Material::preset("straight").unwrap();
+    assert_ne!(curly, straight);
+    let j = job("name = 'x'\n[groom]\npreset = 'curly'").unwrap();
+    assert_eq!((j.material_preset.as_str(), &j.material), ("curly", &curly));
+    let j = job("name = 'x'\n[groom]\npreset = 'wavy'").unwrap();
+    assert_eq!(j.material, Material::preset("wavy").unwrap());
+    // Per-key overrides apply over the style's preset.
+    let j = job("name = 'x'\n[groom]\npreset = 'curly'\n[material]\nbend = 7.0").unwrap();
+    assert_eq!((j.material.bend, j.material.stretch), (7.0, curly.stretch));
+    // A preset the job names wins.
+    let j = job("name = 'x'\n[groom]\npreset = 'curly'\n[material]\npreset = 'straight'").unwrap();
+    assert_eq!(j.material, straight);
+    // Batch items: each groom gets its own style's material, unless the job names one.
+    let b = job("name = 'b'\n[batch]\ngrooms = ['straight', 'curly', 'wavy']").unwrap();
+    let items = b.items().unwrap();
+    assert_eq!(items[0].material, straight);
+    assert_eq!(
+        (items[1].material_preset.as_str(), &items[1].material),
+        ("curly", &curly)
+    );
+    assert_eq!(items[2].material_preset, "wavy");
+    let b = job("name = 'b'\n[material]\npreset = 'wavy'\n[batch]\ngrooms = ['straight', 'curly']").unwrap();
+    assert!(b.items().unwrap().iter().all(|i| i.material_preset == "wavy"));
+    // An unknown groom preset is reported when the job is read.
+    let e = job("name = 'x'\n[groom]\npreset = 'curlyy'")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("curlyy"), "{e}");
+}
+
+#[test]
+fn a_batch_expands_to_grooms_times_motions() {
+    let j = job("name = 'b'\n[batch]\ngrooms = ['straight', 'curly']\nmotions = ['gentle', 'walk', 'turn']")
+        .unwrap();
+    let items = j.items().unwrap();
+    assert_eq!(items.len(), 6);
+    assert_eq!(items[4].name, "b/curly-walk");
+    assert_eq!(items[4].output, Path::new("/tmp/out/job/curly-walk"));
+    assert_eq!(items[4].groom.preset.as_deref(), Some("curly"));
+    assert_eq!(items[4].motion.preset.as_deref(), Some("walk"));
+    assert!(items.iter().all(|i| i.batch.is_none()));
+    assert_eq!(job("name = 'x'").unwrap().items().unwrap().len(), 1);
+}
+
+#[test]
+fn mistakes_are_named() {
+    let e = job("name = 'x'\n[simulate]\nsubsteep = 3")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`simulate.substeep`") && e.contains("`substeps`"),
+        "{e}"
+    );
+    let e = job("nmae = 'x'").unwrap_err().to_string();
+    assert!(e.contains("`nmae`") && e.contains("`name`"), "{e}");
+    let e = job("[material]\nbendd = 3.0").unwrap_err().to_string();
+    assert!(e.contains("`material.bendd`") && e.contains("`bend`"), "{e}");
+    let e = job("[guides]\nmethod = 'neurl'").unwrap_err().to_string();
+    assert!(e.contains("idw") && e.contains("adaptive"), "{e}");
+    let e = job("[guides]\nmethods = ['adaptive']").unwrap_err().to_string();
+    assert!(e.contains("[training]"), "{e}");
+    let e = job("[guides]\nmethods = ['idw+two_way']")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("skinning"), "{e}");
+    let e = job("frames = 'soon'").unwrap_err().to_string();
+    assert!(e.contains("frames"), "{e}");
+    let e = job("[material]\nfriction = -1.0").unwrap_err().to_string();
+    assert!(e.contains("material"), "{e}");
+    let e = job("extends = 'nope.toml'").unwrap_err().to_string();
+    assert!(e.contains("nope.toml"), "{e}");
+    let e = job("extends = 'defualt'").unwrap_err().to_string();
+    assert!(e.contains("did you mean the preset `default`"), "{e}");
+    // Caught when the job is read, before any stage runs.
+    let e = job("[groom]\npreset = 'wavey'").unwrap_err().to_string();
+    assert!(e.contains("groom.preset") && e.contains("`wavy`"), "{e}");
+    let e = job("[motion]\npreset = 'turn'\ngltf = 'a.glb'")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`preset` and `gltf`") && e.contains("one motion source"),
+        "{e}"
+    );
+    let e = job("[motion]\npreset = 'trun'").unwrap_err().to_string();
+    assert!(e.contains("motion") && e.contains("`turn`"), "{e}");
+    let e = job("[motion]\npreset = 'turn'\nnode = 'Head'")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("motion.node"), "{e}");
+}
+
+/// A value of the wrong kind names the key, the file's line and what was expected in plain
+/// words.
+#[test]
+fn a_wrong_type_names_key_line_and_kind() {
+    let dir = std::env::temp_dir().join(format!("tress-job-type-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("job.toml");
+    std::fs::write(
+        &path,
+        "name = 'x'\n\n[groom]\npreset = 'wavy'\nstrands = \"2000\"\n",
+    )
+    .unwrap();
+    let e = Job::load(&path).unwrap_err().to_string();
+    assert!(e.contains(&format!("{}:5", path.display())), "{e}");
+    assert!(
+        e.contains("`groom.strands`") && e.contains("a whole number"),
+        "{e}"
+    );
+    assert!(!e.contains("usize"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

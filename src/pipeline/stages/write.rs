@@ -1,0 +1,116 @@
+//! `write`: the first row's upsampled groom as the job's caches — `hair.abc` (and
+//! `hair.tcache`, `hair.usda`, `ply/hair.####.ply` as asked) — and the ground truth as
+//! `gt.abc` when asked.
+
+use serde::Serialize;
+use tress_formats::tcache::TcacheReader;
+
+use super::{prepare, simulate, upsample};
+use crate::cache::{CacheInfo, SinkOptions, create_sink};
+use crate::error::Result;
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::job::{Job, OutputSpec};
+
+pub const NAME: &str = "write";
+pub const HAIR_ABC: Artefact = Artefact::new(NAME, "hair.abc");
+pub const HAIR_TCACHE: Artefact = Artefact::new(NAME, "hair.tcache");
+pub const HAIR_USD: Artefact = Artefact::new(NAME, "hair.usda");
+/// The PLY sequence's pattern.
+pub const HAIR_PLY: Artefact = Artefact::new(NAME, "ply/hair.####.ply");
+pub const GT_ABC: Artefact = Artefact::new(NAME, "gt.abc");
+
+pub struct Write;
+
+#[derive(Serialize)]
+struct Key<'a> {
+    outputs: &'a OutputSpec,
+    fps: f64,
+}
+
+impl Stage for Write {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn about(&self) -> &'static str {
+        "Alembic / tcache / PLY outputs"
+    }
+
+    fn upstream(&self, job: &Job) -> Vec<&'static str> {
+        match job.outputs.ground_truth_abc {
+            true => vec![upsample::NAME, simulate::NAME],
+            false => vec![upsample::NAME],
+        }
+    }
+
+    fn inputs(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Inputs> {
+        let j = cx.job;
+        let mut inputs = Inputs::new(&Key {
+            outputs: &j.outputs,
+            fps: j.fps,
+        })
+        .reads(upsample::parts_of(cx, &j.rows[0])?);
+        if j.outputs.ground_truth_abc {
+            inputs = inputs.reads([cx.input(simulate::GT)?.clone()]);
+        }
+        Ok(inputs)
+    }
+
+    fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {
+        let job = cx.job;
+        let groom = prepare::prepared(&cx.out)?;
+        let info = CacheInfo {
+            topology: groom.to_strands(),
+            fps: job.fps,
+            frames: Vec::new(),
+        };
+        let opts = SinkOptions {
+            date: Some(cx.date()),
+            ..SinkOptions::default()
+        };
+        let names: Vec<&str> = [
+            (job.outputs.abc, HAIR_ABC),
+            (job.outputs.tcache, HAIR_TCACHE),
+            (job.outputs.usd, HAIR_USD),
+        ]
+        .into_iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, a)| a.path)
+        .collect();
+        let mut sinks = Vec::new();
+        for n in &names {
+            sinks.push(create_sink(&cx.out.join(n), &info, job.first as f64, &opts)?);
+        }
+        if job.outputs.ply {
+            cx.create_dir("ply")?;
+            sinks.push(create_sink(&cx.path(HAIR_PLY), &info, job.first as f64, &opts)?);
+        }
+        upsample::for_each_frame(cx, &job.rows[0], |frame, p, pose| {
+            for s in sinks.iter_mut() {
+                s.write(frame, p, Some(pose))?;
+            }
+            Ok(())
+        })?;
+        let mut written = Vec::new();
+        for s in sinks {
+            for f in s.finish()? {
+                let rel = f
+                    .strip_prefix(&cx.out)
+                    .map(|p| p.to_string_lossy().to_string())
+                    .unwrap_or_else(|_| f.display().to_string());
+                written.push(rel);
+            }
+        }
+        if job.outputs.ground_truth_abc {
+            let mut r = TcacheReader::open(cx.path(simulate::GT))?;
+            let mut s = create_sink(&cx.path(GT_ABC), &info, job.first as f64, &opts)?;
+            for i in 0..r.len() {
+                let p = r.frame(i)?;
+                s.write(r.frames[i].frame, &p, None)?;
+            }
+            s.finish()?;
+            written.push(GT_ABC.path.into());
+        }
+        Ok(written)
+    }
+}
