@@ -375,7 +375,8 @@ fn bad_network_inputs_are_clear_errors() {
 #[test]
 fn a_resumed_drape_training_equals_an_uninterrupted_one() {
     use burn::backend::{Autodiff, Flex};
-    use tress::neural::drape::train::{DrapeTrainConfig, train};
+    use tress::neural::drape::config::DrapeTrainConfig;
+    use tress::neural::drape::train::train;
     use tress::neural::file::module_to_bytes;
     let dir = common::temp_dir("drape_resume");
     let text = r#"[net]

@@ -130,6 +130,32 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
         ));
     }
     let g = gltf::Gltf::from_slice(data).map_err(gltf_error)?;
+    let buffers = buffers(&g, base)?;
+    let nodes = nodes(&g)?;
+    check_animations(&g)?;
+    let mut animations = Vec::new();
+    for a in g.animations() {
+        let mut channels = Vec::new();
+        for ch in a.channels() {
+            if let Some(c) = channel(&a, &ch, &buffers)? {
+                channels.push(c);
+            }
+        }
+        animations.push(GltfAnimation {
+            name: a.name().map(String::from),
+            channels,
+        });
+    }
+    Ok(GltfDoc {
+        nodes,
+        animations,
+        meshes: meshes(&g, &buffers)?,
+    })
+}
+
+/// The bytes of every buffer: the GLB's binary chunk, embedded data, or a file beside the
+/// `.gltf` (never outside its folder), each at least as long as it declares.
+fn buffers(g: &gltf::Gltf, base: Option<&Path>) -> Result<Vec<Vec<u8>>> {
     let mut buffers: Vec<Vec<u8>> = Vec::new();
     for b in g.buffers() {
         let bytes = match b.source() {
@@ -159,8 +185,11 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
         }
         buffers.push(bytes);
     }
-    let get = |b: gltf::Buffer| buffers.get(b.index()).map(Vec::as_slice);
+    Ok(buffers)
+}
 
+/// The nodes with their parents (one each at most; no cycle).
+fn nodes(g: &gltf::Gltf) -> Result<Vec<GltfNode>> {
     let mut nodes: Vec<GltfNode> = g
         .nodes()
         .map(|n| {
@@ -194,9 +223,12 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
             }
         }
     }
+    Ok(nodes)
+}
 
-    // The gltf crate's validation leaves channel targets out, and reading an invalid one
-    // panics: check what the loop below reads.
+/// The gltf crate's validation leaves channel targets out, and reading an invalid one panics:
+/// checks what [`channel`] reads.
+fn check_animations(g: &gltf::Gltf) -> Result<()> {
     {
         use gltf::json::validation::Checked;
         let json = g.document.as_json();
@@ -239,97 +271,102 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
             }
         }
     }
-    let mut animations = Vec::new();
-    for a in g.animations() {
-        let mut channels = Vec::new();
-        for ch in a.channels() {
-            let path = match ch.target().property() {
-                gltf::animation::Property::Translation => ChannelPath::Translation,
-                gltf::animation::Property::Rotation => ChannelPath::Rotation,
-                gltf::animation::Property::Scale => ChannelPath::Scale,
-                gltf::animation::Property::MorphTargetWeights => continue,
-            };
-            let interpolation = match ch.sampler().interpolation() {
-                gltf::animation::Interpolation::Linear => Interpolation::Linear,
-                gltf::animation::Interpolation::Step => Interpolation::Step,
-                gltf::animation::Interpolation::CubicSpline => Interpolation::CubicSpline,
-            };
-            // The types the spec allows (the reader trusts them: another type reads garbage).
-            {
-                use gltf::accessor::{DataType, Dimensions};
-                let (input, output) = (ch.sampler().input(), ch.sampler().output());
-                let ok_in = input.data_type() == DataType::F32 && input.dimensions() == Dimensions::Scalar;
-                let ok_out = match path {
-                    ChannelPath::Translation | ChannelPath::Scale => {
-                        output.data_type() == DataType::F32 && output.dimensions() == Dimensions::Vec3
-                    }
-                    ChannelPath::Rotation => {
-                        output.dimensions() == Dimensions::Vec4
-                            && (output.data_type() == DataType::F32 || output.normalized())
-                            && output.data_type() != DataType::U32
-                    }
-                };
-                if !fits(&input) || !fits(&output) {
-                    return Err(Error::corrupt(format!(
-                        "animation {} channel {}: its key accessors are empty or run past their buffer views",
-                        a.index(),
-                        ch.index()
-                    )));
-                }
-                if !ok_in || !ok_out {
-                    return Err(Error::corrupt(format!(
-                        "animation {} channel {}: key times must be float scalars and values float vectors (or normalized integer quaternions), not {:?} {:?} → {:?} {:?}",
-                        a.index(),
-                        ch.index(),
-                        input.data_type(),
-                        input.dimensions(),
-                        output.data_type(),
-                        output.dimensions()
-                    )));
-                }
-            }
-            let reader = ch.reader(get);
-            let times: Vec<f32> = reader
-                .read_inputs()
-                .ok_or_else(|| Error::corrupt("an animation channel has no key times"))?
-                .collect();
-            use gltf::animation::util::ReadOutputs;
-            let values: Vec<[f32; 4]> = match reader.read_outputs() {
-                Some(ReadOutputs::Translations(it)) | Some(ReadOutputs::Scales(it)) => {
-                    it.map(|v| [v[0], v[1], v[2], 0.0]).collect()
-                }
-                Some(ReadOutputs::Rotations(r)) => r.into_f32().collect(),
-                _ => return Err(Error::corrupt("an animation channel has no values")),
-            };
-            let per_key = if interpolation == Interpolation::CubicSpline {
-                3
-            } else {
-                1
-            };
-            if values.len() != times.len() * per_key || times.is_empty() {
-                return Err(Error::corrupt(format!(
-                    "an animation channel has {} key times but {} values",
-                    times.len(),
-                    values.len()
-                )));
-            }
-            if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] < w[0]) {
-                return Err(Error::corrupt("animation key times must increase"));
-            }
-            channels.push(Channel {
-                node: ch.target().node().index(),
-                path,
-                interpolation,
-                times,
-                values,
-            });
-        }
-        animations.push(GltfAnimation {
-            name: a.name().map(String::from),
-            channels,
-        });
-    }
+    Ok(())
+}
 
+/// One animation channel's keys (`None` for morph-target weights), checked: the accessor
+/// types the spec allows, within their buffers, key times increasing, as many values as keys.
+fn channel(
+    a: &gltf::Animation,
+    ch: &gltf::animation::Channel,
+    buffers: &[Vec<u8>],
+) -> Result<Option<Channel>> {
+    let get = |b: gltf::Buffer| buffers.get(b.index()).map(Vec::as_slice);
+    let path = match ch.target().property() {
+        gltf::animation::Property::Translation => ChannelPath::Translation,
+        gltf::animation::Property::Rotation => ChannelPath::Rotation,
+        gltf::animation::Property::Scale => ChannelPath::Scale,
+        gltf::animation::Property::MorphTargetWeights => return Ok(None),
+    };
+    let interpolation = match ch.sampler().interpolation() {
+        gltf::animation::Interpolation::Linear => Interpolation::Linear,
+        gltf::animation::Interpolation::Step => Interpolation::Step,
+        gltf::animation::Interpolation::CubicSpline => Interpolation::CubicSpline,
+    };
+    // The types the spec allows (the reader trusts them: another type reads garbage).
+    {
+        use gltf::accessor::{DataType, Dimensions};
+        let (input, output) = (ch.sampler().input(), ch.sampler().output());
+        let ok_in = input.data_type() == DataType::F32 && input.dimensions() == Dimensions::Scalar;
+        let ok_out = match path {
+            ChannelPath::Translation | ChannelPath::Scale => {
+                output.data_type() == DataType::F32 && output.dimensions() == Dimensions::Vec3
+            }
+            ChannelPath::Rotation => {
+                output.dimensions() == Dimensions::Vec4
+                    && (output.data_type() == DataType::F32 || output.normalized())
+                    && output.data_type() != DataType::U32
+            }
+        };
+        if !fits(&input) || !fits(&output) {
+            return Err(Error::corrupt(format!(
+                "animation {} channel {}: its key accessors are empty or run past their buffer views",
+                a.index(),
+                ch.index()
+            )));
+        }
+        if !ok_in || !ok_out {
+            return Err(Error::corrupt(format!(
+                "animation {} channel {}: key times must be float scalars and values float vectors (or normalized integer quaternions), not {:?} {:?} → {:?} {:?}",
+                a.index(),
+                ch.index(),
+                input.data_type(),
+                input.dimensions(),
+                output.data_type(),
+                output.dimensions()
+            )));
+        }
+    }
+    let reader = ch.reader(get);
+    let times: Vec<f32> = reader
+        .read_inputs()
+        .ok_or_else(|| Error::corrupt("an animation channel has no key times"))?
+        .collect();
+    use gltf::animation::util::ReadOutputs;
+    let values: Vec<[f32; 4]> = match reader.read_outputs() {
+        Some(ReadOutputs::Translations(it)) | Some(ReadOutputs::Scales(it)) => {
+            it.map(|v| [v[0], v[1], v[2], 0.0]).collect()
+        }
+        Some(ReadOutputs::Rotations(r)) => r.into_f32().collect(),
+        _ => return Err(Error::corrupt("an animation channel has no values")),
+    };
+    let per_key = if interpolation == Interpolation::CubicSpline {
+        3
+    } else {
+        1
+    };
+    if values.len() != times.len() * per_key || times.is_empty() {
+        return Err(Error::corrupt(format!(
+            "an animation channel has {} key times but {} values",
+            times.len(),
+            values.len()
+        )));
+    }
+    if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] < w[0]) {
+        return Err(Error::corrupt("animation key times must increase"));
+    }
+    Ok(Some(Channel {
+        node: ch.target().node().index(),
+        path,
+        interpolation,
+        times,
+        values,
+    }))
+}
+
+/// The triangle meshes (triangle primitives only), checked.
+fn meshes(g: &gltf::Gltf, buffers: &[Vec<u8>]) -> Result<Vec<TriMesh>> {
+    let get = |b: gltf::Buffer| buffers.get(b.index()).map(Vec::as_slice);
     let mut meshes = Vec::new();
     for m in g.meshes() {
         let mut mesh = TriMesh::default();
@@ -372,11 +409,7 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
         mesh.validate()?;
         meshes.push(mesh);
     }
-    Ok(GltfDoc {
-        nodes,
-        animations,
-        meshes,
-    })
+    Ok(meshes)
 }
 
 /// Reads a `.gltf` or `.glb` file.

@@ -14,11 +14,12 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::groom::Transform;
 use crate::neural::drape::HeadRotation;
+use crate::neural::drape::config::{DrapeTrainConfig, GroomEntry};
 use crate::neural::drape::energy::Fixed;
 use crate::neural::drape::model::condition;
+use crate::neural::drape::network::{decode, latent_of, row_positions};
 use crate::neural::drape::scene::drape_scene;
 use crate::neural::drape::solve::{AdamOptions, adam};
-use crate::neural::drape::train::{DrapeTrainConfig, GroomEntry, decode, latent_of, row_positions};
 use crate::neural::file::seeded_init;
 
 #[derive(Debug, Serialize)]

@@ -11,9 +11,9 @@ use super::report::output_file;
 use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::Transform;
+use crate::neural::drape::config::GroomEntry;
 use crate::neural::drape::draper::{DrapeSolver, Draper, DraperSpec};
 use crate::neural::drape::scene::drape_scene;
-use crate::neural::drape::train::GroomEntry;
 use crate::neural::drape::{DrapeMaterial, DrapeMetrics, PoseSet};
 use crate::pipeline::progress::FrameProgress;
 

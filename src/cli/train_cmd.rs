@@ -13,10 +13,11 @@ use crate::groom::{ReadOptions, Transform, read_groom};
 use crate::guides::training::HeadFrames;
 use crate::neural::data::GridFrames;
 use crate::neural::device::DeviceKind;
+use crate::neural::drape::config::DrapeTrainConfig;
+use crate::neural::drape::network::DrapeModel;
+use crate::neural::drape::network::TrainedDrape;
 use crate::neural::drape::scene::drape_scene;
-use crate::neural::drape::train::{
-    DrapeModel, DrapeStep, DrapeTrainConfig, GroupScore, TrainedDrape, train as train_drape,
-};
+use crate::neural::drape::train::{DrapeStep, GroupScore, train as train_drape};
 use crate::neural::grid::UvGrid;
 use crate::neural::interp::InterpConfig;
 use crate::neural::interp::train::{StepReport, Training, model_file_of};

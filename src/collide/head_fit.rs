@@ -12,30 +12,15 @@ use crate::groom::ScalpShape;
 /// Share of roots allowed inside the fitted head (outliers such as stray strands).
 const INSIDE_SHARE: f64 = 0.02;
 
-/// Solves the symmetric system `m x = b` by Gaussian elimination with partial pivoting.
-#[allow(clippy::needless_range_loop)]
-fn solve<const N: usize>(mut m: [[f64; N]; N], mut b: [f64; N]) -> Option<[f64; N]> {
-    for c in 0..N {
-        let p = (c..N).max_by(|&i, &j| m[i][c].abs().total_cmp(&m[j][c].abs()))?;
-        if m[p][c].abs() < 1e-12 {
-            return None;
-        }
-        m.swap(c, p);
-        b.swap(c, p);
-        for r in c + 1..N {
-            let f = m[r][c] / m[c][c];
-            for k in c..N {
-                m[r][k] -= f * m[c][k];
-            }
-            b[r] -= f * b[c];
-        }
+/// Solves the symmetric system `m x = b` (nalgebra's LU with partial pivoting); `None` when a
+/// pivot is below 1e-12 (the points do not determine the fit).
+fn solve<const N: usize>(m: [[f64; N]; N], b: [f64; N]) -> Option<[f64; N]> {
+    let lu = nalgebra::DMatrix::from_fn(N, N, |i, j| m[i][j]).lu();
+    if lu.u().diagonal().iter().any(|d| d.abs() < 1e-12) {
+        return None;
     }
-    let mut x = [0.0; N];
-    for r in (0..N).rev() {
-        let s: f64 = (r + 1..N).map(|k| m[r][k] * x[k]).sum();
-        x[r] = (b[r] - s) / m[r][r];
-    }
-    Some(x)
+    let x = lu.solve(&nalgebra::DVector::from_column_slice(&b))?;
+    Some(std::array::from_fn(|i| x[i]))
 }
 
 /// Least squares over rows `rows(p)` with right-hand side `rhs(p)`.

@@ -48,7 +48,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::interpolator::{GuideFrame, InterpTimes, Interpolator};
-use super::layout::GuideLayout;
+use super::layout::{GuideLayout, GuideRotations};
 use super::skinning::model::Skinning;
 use crate::collide::ColliderFrame;
 use crate::error::Result;
@@ -350,6 +350,121 @@ fn mask_in(eligible: &[u32], group: &[u32]) -> u16 {
     m
 }
 
+/// What choosing a strand's guide set for a frame reads (001 Eq. 3).
+struct Chooser<'a> {
+    skin: &'a Skinning,
+    rot: &'a GuideRotations,
+    current: &'a [u32],
+    groups: &'a [Vec<u32>],
+    in_groups: &'a [Vec<u32>],
+    /// Per guide: whether any group it is in, was in, or joined changed since the last frame.
+    stale: Option<&'a [bool]>,
+    fading: &'a [Option<Box<Fade>>],
+    blend: f32,
+    now: f64,
+    return_sq: f32,
+}
+
+impl Chooser<'_> {
+    /// What strand s shows now with set `set` (its fade included).
+    fn shown(&self, s: usize, set: usize, out: &mut [Vec3]) {
+        self.skin.interpolate(s, set, self.rot, out);
+        if let Some(f) = &self.fading[s] {
+            let w = fade_weight(self.now - f.start, self.blend);
+            out.iter_mut().zip(&f.offset).for_each(|(o, d)| *o += *d * w);
+        }
+    }
+
+    /// Strand s's set for this frame: kept while it is valid (unless the strand may go back
+    /// to its best-fitting set), else the valid set closest to what it shows; whether it
+    /// switched, and the fade a switch starts.
+    fn choose(&self, s: usize) -> (u32, bool, Option<Box<Fade>>) {
+        let Chooser {
+            skin,
+            rot,
+            current,
+            groups,
+            in_groups,
+            stale,
+            blend,
+            now,
+            return_sq,
+            ..
+        } = *self;
+        let layout = &skin.layout;
+        let shown = |s: usize, set: usize, out: &mut [Vec3]| self.shown(s, set, out);
+        let cur = current[s];
+        if layout.is_guide(s) || layout.counts[s] == 0 {
+            return (cur, false, None);
+        }
+        let eligible = skin.eligible(s);
+        if let Some(stale) = stale
+            && cur as usize == skin.sets(s).start
+            && eligible.iter().all(|g| !stale[*g as usize])
+        {
+            return (cur, false, None);
+        }
+        let mut masks: Vec<u16> = Vec::new();
+        for g in eligible {
+            for &c in &in_groups[*g as usize] {
+                let m = mask_in(eligible, &groups[c as usize]);
+                if !masks.iter().any(|&x| x & m == m) {
+                    masks.retain(|&x| x & m != x);
+                    masks.push(m);
+                }
+            }
+        }
+        let valid = |set: usize| {
+            let m = skin.mask(set);
+            masks.iter().any(|&x| x & m == m)
+        };
+        let n = layout.counts[s] as usize;
+        let best = skin.sets(s).start;
+        let cur_valid = valid(cur as usize);
+        // A valid set is kept unless the strand may go back to its best-fitting set
+        // (ours, see the options: when that is seamless, or always with a fade).
+        if cur_valid && (cur as usize == best || !valid(best) || (return_sq <= 0.0 && blend <= 0.0)) {
+            return (cur, false, None);
+        }
+        let mut before = vec![Vec3::ZERO; n];
+        let mut trial = vec![Vec3::ZERO; n];
+        let distance =
+            |a: &[Vec3], b: &[Vec3]| -> f32 { a.iter().zip(b).map(|(x, y)| x.distance_squared(*y)).sum() };
+        let target = if cur_valid {
+            shown(s, cur as usize, &mut before);
+            skin.interpolate(s, best, rot, &mut trial);
+            if blend <= 0.0 && distance(&trial, &before) > return_sq * n as f32 {
+                return (cur, false, None);
+            }
+            best
+        } else {
+            shown(s, cur as usize, &mut before);
+            // The closest valid set's result ends in `trial`.
+            let mut candidate = vec![Vec3::ZERO; n];
+            let mut pick: Option<(f32, usize)> = None;
+            for set in skin.sets(s).filter(|&k| valid(k)) {
+                skin.interpolate(s, set, rot, &mut candidate);
+                let e = distance(&candidate, &before);
+                if pick.is_none_or(|(b, _)| e < b) {
+                    pick = Some((e, set));
+                    std::mem::swap(&mut candidate, &mut trial);
+                }
+            }
+            let Some((_, set)) = pick else {
+                return (cur, false, None);
+            };
+            set
+        };
+        let fade = (blend > 0.0).then(|| {
+            Box::new(Fade {
+                offset: before.iter().zip(&trial).map(|(a, b)| *a - *b).collect(),
+                start: now,
+            })
+        });
+        (target as u32, true, fade)
+    }
+}
+
 impl Interpolator for AdaptiveSkinning {
     fn layout(&self) -> &GuideLayout {
         &self.skin.layout
@@ -387,92 +502,23 @@ impl Interpolator for AdaptiveSkinning {
                 .map(|(now, before)| now != before || now.iter().any(|c| changed[*c as usize]))
                 .collect()
         });
-        let fading = &self.fading;
-        let blend = self.options.blend_seconds;
-        let now = frame.time;
-        // What strand s shows now with set `set` (its fade included).
-        let shown = |s: usize, set: usize, out: &mut [Vec3]| {
-            skin.interpolate(s, set, &rot, out);
-            if let Some(f) = &fading[s] {
-                let w = fade_weight(now - f.start, blend);
-                out.iter_mut().zip(&f.offset).for_each(|(o, d)| *o += *d * w);
-            }
+        let chooser = Chooser {
+            skin,
+            rot: &rot,
+            current,
+            groups: &groups,
+            in_groups: &in_groups,
+            stale: stale.as_deref(),
+            fading: &self.fading,
+            blend: self.options.blend_seconds,
+            now: frame.time,
+            return_sq,
         };
         let chosen: Vec<(u32, bool, Option<Box<Fade>>)> = (0..layout.strand_count())
             .into_par_iter()
-            .map(|s| {
-                let cur = current[s];
-                if layout.is_guide(s) || layout.counts[s] == 0 {
-                    return (cur, false, None);
-                }
-                let eligible = skin.eligible(s);
-                if let Some(stale) = &stale
-                    && cur as usize == skin.sets(s).start
-                    && eligible.iter().all(|g| !stale[*g as usize])
-                {
-                    return (cur, false, None);
-                }
-                let mut masks: Vec<u16> = Vec::new();
-                for g in eligible {
-                    for &c in &in_groups[*g as usize] {
-                        let m = mask_in(eligible, &groups[c as usize]);
-                        if !masks.iter().any(|&x| x & m == m) {
-                            masks.retain(|&x| x & m != x);
-                            masks.push(m);
-                        }
-                    }
-                }
-                let valid = |set: usize| {
-                    let m = skin.mask(set);
-                    masks.iter().any(|&x| x & m == m)
-                };
-                let n = layout.counts[s] as usize;
-                let best = skin.sets(s).start;
-                let cur_valid = valid(cur as usize);
-                // A valid set is kept unless the strand may go back to its best-fitting set
-                // (ours, see the options: when that is seamless, or always with a fade).
-                if cur_valid && (cur as usize == best || !valid(best) || (return_sq <= 0.0 && blend <= 0.0)) {
-                    return (cur, false, None);
-                }
-                let mut before = vec![Vec3::ZERO; n];
-                let mut trial = vec![Vec3::ZERO; n];
-                let distance = |a: &[Vec3], b: &[Vec3]| -> f32 {
-                    a.iter().zip(b).map(|(x, y)| x.distance_squared(*y)).sum()
-                };
-                let target = if cur_valid {
-                    shown(s, cur as usize, &mut before);
-                    skin.interpolate(s, best, &rot, &mut trial);
-                    if blend <= 0.0 && distance(&trial, &before) > return_sq * n as f32 {
-                        return (cur, false, None);
-                    }
-                    best
-                } else {
-                    shown(s, cur as usize, &mut before);
-                    // The closest valid set's result ends in `trial`.
-                    let mut candidate = vec![Vec3::ZERO; n];
-                    let mut pick: Option<(f32, usize)> = None;
-                    for set in skin.sets(s).filter(|&k| valid(k)) {
-                        skin.interpolate(s, set, &rot, &mut candidate);
-                        let e = distance(&candidate, &before);
-                        if pick.is_none_or(|(b, _)| e < b) {
-                            pick = Some((e, set));
-                            std::mem::swap(&mut candidate, &mut trial);
-                        }
-                    }
-                    let Some((_, set)) = pick else {
-                        return (cur, false, None);
-                    };
-                    set
-                };
-                let fade = (blend > 0.0).then(|| {
-                    Box::new(Fade {
-                        offset: before.iter().zip(&trial).map(|(a, b)| *a - *b).collect(),
-                        start: now,
-                    })
-                });
-                (target as u32, true, fade)
-            })
+            .map(|s| chooser.choose(s))
             .collect();
+        let (blend, now) = (chooser.blend, chooser.now);
         self.stats.switches += chosen.iter().filter(|c| c.1).count() as u64;
         self.stats.group_members += groups.iter().map(|g| g.len() as u64).sum::<u64>();
         self.stats.frames += 1;

@@ -11,7 +11,6 @@ pub mod frames;
 pub mod idw;
 pub mod interpolator;
 pub mod layout;
-pub mod length;
 pub mod nearest;
 pub mod project;
 pub mod select;

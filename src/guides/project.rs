@@ -1,7 +1,7 @@
 //! Collision clean-up of interpolated strands. Blending the positions of guides that lie on a
 //! curved head puts the blend inside it (a chord under an arc), so upsampled hair that lies on
 //! the scalp sinks in. Each strand is walked from the root: every particle is given back its
-//! rest segment length (follow-the-leader), then pushed out along the surface normal if it is
+//! rest segment length (follow-the-leader, `crate::sim::inextensible::towards`), then pushed out along the surface normal if it is
 //! inside a collider; twice.
 
 use glam::Vec3;
@@ -9,6 +9,7 @@ use rayon::prelude::*;
 
 use crate::collide::ColliderFrame;
 use crate::groom::split_strands_mut;
+use crate::sim::inextensible::towards;
 
 /// Pushes the particles of every strand for which `skip` is false out of `colliders` (to
 /// `margin` outside), keeping the segment lengths of `rest` (the same strands at rest). Returns
@@ -41,8 +42,7 @@ pub fn project_out(
             let mut moved = 0;
             for _ in 0..2 {
                 for i in 1..x.len() {
-                    let d = x[i] - x[i - 1];
-                    x[i] = x[i - 1] + d.normalize_or(Vec3::NEG_Y) * rest[i].distance(rest[i - 1]);
+                    x[i] = towards(x[i - 1], x[i], rest[i].distance(rest[i - 1]));
                     if let Some(c) = colliders.query(x[i])
                         && c.distance < margin
                     {

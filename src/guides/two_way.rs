@@ -34,6 +34,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::interpolator::{GuideFrame, Interpolator};
+use super::layout::GuideLayout;
 use crate::collide::Colliders;
 use crate::sim::ExternalForces;
 
@@ -141,6 +142,10 @@ struct Hit {
     accel: Vec3,
 }
 
+/// A block of Eq. 4: particle index i, its guides (sorted), the hit strands' target
+/// accelerations.
+type Block = (usize, Vec<u32>, BTreeMap<u32, Vec3>);
+
 /// Eq. 4 for the colliding normal particles `hits`, with every normal strand's current guide
 /// weights from `interp`: the effective acceleration of each guide particle (guide points
 /// order, `guide_offsets`). `carriers[g]`: the normal strands guide `g` may carry (only
@@ -157,8 +162,40 @@ fn effective_forces(
     if hits.is_empty() {
         return out;
     }
-    // The rows of Eq. 4 that can matter: strands carried by a guide that carries a hit strand.
-    // Each strand's current weights are taken once: the hit strands' first, then the others'.
+    let weights = weights_near(interp, carriers, hits);
+    let mut carried: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (&s, w) in &weights {
+        for (g, _) in w {
+            carried.entry(*g).or_default().push(s);
+        }
+    }
+    let jobs = eq4_blocks(hits, &weights);
+    *blocks += jobs.len() as u64;
+    let solved: Vec<(usize, Vec<u32>, Vec<Vec3>)> = jobs
+        .into_par_iter()
+        .map(|(i, guides, targets)| {
+            let forces = solve_block(layout, &weights, &carried, (i, &guides, &targets), ridge);
+            (i, guides, forces)
+        })
+        .collect();
+    for (i, guides, forces) in solved {
+        for (g, f) in guides.into_iter().zip(forces) {
+            let slot = g as usize;
+            let n = layout.counts[layout.guides[slot]] as usize;
+            let start = layout.guide_start(slot);
+            out[start + i.min(n - 1)] += f;
+        }
+    }
+    out
+}
+
+/// The rows of Eq. 4 that can matter: strands carried by a guide that carries a hit strand,
+/// with their current weights, taken once each: the hit strands' first, then the others'.
+fn weights_near(
+    interp: &dyn Interpolator,
+    carriers: &[Vec<u32>],
+    hits: &[Hit],
+) -> BTreeMap<u32, StrandWeights> {
     let weigh = |strands: &[u32]| -> Vec<(u32, StrandWeights)> {
         strands
             .par_iter()
@@ -184,18 +221,17 @@ fn effective_forces(
     others.sort_unstable();
     others.dedup();
     weights.extend(weigh(&others));
-    let mut carried: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for (&s, w) in &weights {
-        for (g, _) in w {
-            carried.entry(*g).or_default().push(s);
-        }
-    }
-    // Hits grouped by particle index; within an index, guides linked by a hit form a block.
+    weights
+}
+
+/// The blocks of Eq. 4: hits grouped by particle index; within an index, guides linked by a
+/// hit strand that blends them form a block (in order of their smallest guide).
+fn eq4_blocks(hits: &[Hit], weights: &BTreeMap<u32, StrandWeights>) -> Vec<Block> {
     let mut by_index: BTreeMap<usize, Vec<&Hit>> = BTreeMap::new();
     for h in hits {
         by_index.entry(h.index).or_default().push(h);
     }
-    let mut jobs: Vec<(usize, Vec<u32>, BTreeMap<u32, Vec3>)> = Vec::new();
+    let mut jobs: Vec<Block> = Vec::new();
     for (i, hs) in by_index {
         // The guide slots the hits name, joined when a hit strand blends them.
         let mut keys: Vec<u32> = hs
@@ -228,71 +264,68 @@ fn effective_forces(
             jobs.push((i, guides, targets.clone()));
         }
     }
-    *blocks += jobs.len() as u64;
-    let solved: Vec<(usize, Vec<u32>, Vec<Vec3>)> = jobs
-        .into_par_iter()
-        .map(|(i, guides, targets)| {
-            // Rows: every normal strand carried by a guide of the block at particle i.
-            let mut rows: Vec<u32> = guides
-                .iter()
-                .flat_map(|g| carried.get(g).into_iter().flatten().copied())
-                .filter(|&s| (i as u32) < layout.counts[s as usize])
-                .collect();
-            rows.sort_unstable();
-            rows.dedup();
-            let m = guides.len();
-            let mut wtw = DMatrix::<f64>::zeros(m, m);
-            let mut wtt = DMatrix::<f64>::zeros(m, 3);
-            let mut row = vec![0.0f64; m];
-            for &s in &rows {
-                row.iter_mut().for_each(|x| *x = 0.0);
-                for (g, w) in &weights[&s] {
-                    if let Ok(k) = guides.binary_search(g) {
-                        row[k] = w[i] as f64;
-                    }
-                }
-                let t = targets.get(&s).copied().unwrap_or(Vec3::ZERO);
-                for a in 0..m {
-                    if row[a] == 0.0 {
-                        continue;
-                    }
-                    for b in 0..m {
-                        wtw[(a, b)] += row[a] * row[b];
-                    }
-                    for c in 0..3 {
-                        wtt[(a, c)] += row[a] * t[c] as f64;
-                    }
-                }
-            }
-            let mean_diag = (0..m).map(|a| wtw[(a, a)]).sum::<f64>() / m as f64;
-            for a in 0..m {
-                wtw[(a, a)] += ridge * mean_diag.max(1e-12);
-            }
-            let x = match wtw.clone().cholesky() {
-                Some(ch) => ch.solve(&wtt),
-                None => wtw
-                    .svd(true, true)
-                    .solve(&wtt, 1e-12)
-                    .unwrap_or_else(|_| DMatrix::zeros(m, 3)),
-            };
-            let forces = (0..m)
-                .map(|a| {
-                    let v = DVector::from_iterator(3, (0..3).map(|c| x[(a, c)]));
-                    Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32)
-                })
-                .collect();
-            (i, guides, forces)
-        })
+    jobs
+}
+
+/// One block of Eq. 4 solved in the least-squares sense with a ridge: over every normal strand
+/// carried by a guide of the block at particle i, Σ_g w_{g→s}(i) f_g ≈ the strand's target
+/// (its hit's acceleration, 0 for the others). Returns f_g per guide of the block.
+fn solve_block(
+    layout: &GuideLayout,
+    weights: &BTreeMap<u32, StrandWeights>,
+    carried: &BTreeMap<u32, Vec<u32>>,
+    (i, guides, targets): (usize, &[u32], &BTreeMap<u32, Vec3>),
+    ridge: f64,
+) -> Vec<Vec3> {
+    // Rows: every normal strand carried by a guide of the block at particle i.
+    let mut rows: Vec<u32> = guides
+        .iter()
+        .flat_map(|g| carried.get(g).into_iter().flatten().copied())
+        .filter(|&s| (i as u32) < layout.counts[s as usize])
         .collect();
-    for (i, guides, forces) in solved {
-        for (g, f) in guides.into_iter().zip(forces) {
-            let slot = g as usize;
-            let n = layout.counts[layout.guides[slot]] as usize;
-            let start = layout.guide_start(slot);
-            out[start + i.min(n - 1)] += f;
+    rows.sort_unstable();
+    rows.dedup();
+    let m = guides.len();
+    let mut wtw = DMatrix::<f64>::zeros(m, m);
+    let mut wtt = DMatrix::<f64>::zeros(m, 3);
+    let mut row = vec![0.0f64; m];
+    for &s in &rows {
+        row.iter_mut().for_each(|x| *x = 0.0);
+        for (g, w) in &weights[&s] {
+            if let Ok(k) = guides.binary_search(g) {
+                row[k] = w[i] as f64;
+            }
+        }
+        let t = targets.get(&s).copied().unwrap_or(Vec3::ZERO);
+        for a in 0..m {
+            if row[a] == 0.0 {
+                continue;
+            }
+            for b in 0..m {
+                wtw[(a, b)] += row[a] * row[b];
+            }
+            for c in 0..3 {
+                wtt[(a, c)] += row[a] * t[c] as f64;
+            }
         }
     }
-    out
+    let mean_diag = (0..m).map(|a| wtw[(a, a)]).sum::<f64>() / m as f64;
+    for a in 0..m {
+        wtw[(a, a)] += ridge * mean_diag.max(1e-12);
+    }
+    let x = match wtw.clone().cholesky() {
+        Some(ch) => ch.solve(&wtt),
+        None => wtw
+            .svd(true, true)
+            .solve(&wtt, 1e-12)
+            .unwrap_or_else(|_| DMatrix::zeros(m, 3)),
+    };
+    (0..m)
+        .map(|a| {
+            let v = DVector::from_iterator(3, (0..3).map(|c| x[(a, c)]));
+            Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32)
+        })
+        .collect()
 }
 
 impl ExternalForces for TwoWay {

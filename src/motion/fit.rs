@@ -17,53 +17,12 @@ pub struct RigidFit {
     pub max: f64,
 }
 
-/// Eigen-decomposition of a symmetric 4×4 matrix by cyclic Jacobi rotations; returns the
-/// eigenvector of the largest eigenvalue.
-fn top_eigenvector(mut a: [[f64; 4]; 4]) -> [f64; 4] {
-    let mut v = [[0.0; 4]; 4];
-    for (i, row) in v.iter_mut().enumerate() {
-        row[i] = 1.0;
-    }
-    for _ in 0..64 {
-        let off: f64 = (0..4)
-            .flat_map(|i| (0..4).filter(move |&j| j != i).map(move |j| (i, j)))
-            .map(|(i, j)| a[i][j] * a[i][j])
-            .sum();
-        if off < 1e-30 {
-            break;
-        }
-        for p in 0..3 {
-            for q in p + 1..4 {
-                if a[p][q].abs() < 1e-300 {
-                    continue;
-                }
-                let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
-                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
-                let t = if theta == 0.0 { 1.0 } else { t };
-                let c = 1.0 / (t * t + 1.0).sqrt();
-                let s = t * c;
-                for row in a.iter_mut() {
-                    let (akp, akq) = (row[p], row[q]);
-                    row[p] = c * akp - s * akq;
-                    row[q] = s * akp + c * akq;
-                }
-                let (rp, rq) = (a[p], a[q]);
-                for k in 0..4 {
-                    a[p][k] = c * rp[k] - s * rq[k];
-                    a[q][k] = s * rp[k] + c * rq[k];
-                }
-                for row in v.iter_mut() {
-                    let (vp, vq) = (row[p], row[q]);
-                    row[p] = c * vp - s * vq;
-                    row[q] = s * vp + c * vq;
-                }
-            }
-        }
-    }
-    let best = (0..4)
-        .max_by(|&i, &j| a[i][i].total_cmp(&a[j][j]))
-        .expect("4 values");
-    [v[0][best], v[1][best], v[2][best], v[3][best]]
+/// The eigenvector of the largest eigenvalue of a symmetric 4×4 matrix (nalgebra's symmetric
+/// eigen-decomposition).
+fn top_eigenvector(a: [[f64; 4]; 4]) -> [f64; 4] {
+    let e = nalgebra::SymmetricEigen::new(nalgebra::Matrix4::from_fn(|i, j| a[i][j]));
+    let v = e.eigenvectors.column(e.eigenvalues.imax());
+    [v[0], v[1], v[2], v[3]]
 }
 
 /// The rigid motion taking `from[i]` to `to[i]` (least squares). Needs at least 3 points not

@@ -166,6 +166,163 @@ fn at_fraction(s: &[Vec3], f: &[f32], t: f32) -> Vec3 {
     s[i - 1].lerp(s[i], u)
 }
 
+/// The closest live strand (by root UV) to each cell centre of the `n × n` grid over
+/// `lo..lo + size`, found by a coarse bucket search; whether it is close enough for the cell to
+/// be occupied; and its distance in cells.
+fn nearest_strands(
+    uvs: &[Vec2],
+    live: &[usize],
+    lo: Vec2,
+    size: Vec2,
+    n: usize,
+) -> (Vec<u32>, Vec<bool>, Vec<f32>) {
+    let cell = size / n as f32;
+    let buckets = 64usize;
+    let bucket_of = |uv: Vec2| {
+        let f = ((uv - lo) / size * buckets as f32).clamp(Vec2::ZERO, Vec2::splat(buckets as f32 - 1e-3));
+        (f.x as usize, f.y as usize)
+    };
+    let mut bucket: Vec<Vec<u32>> = vec![Vec::new(); buckets * buckets];
+    for &s in live {
+        let (bx, by) = bucket_of(uvs[s]);
+        bucket[bx * buckets + by].push(s as u32);
+    }
+    let mut source = vec![0u32; n * n];
+    let mut occupied = vec![false; n * n];
+    let mut nearest_dist = vec![f32::INFINITY; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            let c = lo + Vec2::new((i as f32 + 0.5) * cell.x, (j as f32 + 0.5) * cell.y);
+            let (bx, by) = bucket_of(c);
+            let mut best: Option<(f32, u32)> = None;
+            for r in 0..buckets {
+                let (x0, x1) = (bx.saturating_sub(r), (bx + r).min(buckets - 1));
+                let (y0, y1) = (by.saturating_sub(r), (by + r).min(buckets - 1));
+                for x in x0..=x1 {
+                    for y in y0..=y1 {
+                        if x != x0 && x != x1 && y != y0 && y != y1 {
+                            continue;
+                        }
+                        for &s in &bucket[x * buckets + y] {
+                            let d = ((uvs[s as usize] - c) / cell).length();
+                            if best.is_none_or(|(bd, bs)| d < bd || (d == bd && s < bs)) {
+                                best = Some((d, s));
+                            }
+                        }
+                    }
+                }
+                // Any strand beyond ring r + 1 is farther than the ring's inner edge.
+                if let Some((bd, _)) = best {
+                    let ring = r as f32 * (size / buckets as f32) / cell;
+                    if bd <= ring.min_element() {
+                        break;
+                    }
+                }
+            }
+            let (d, s) = best.expect("the groom has live strands");
+            source[i * n + j] = s;
+            occupied[i * n + j] = d <= 0.75;
+            nearest_dist[i * n + j] = d;
+        }
+    }
+    (source, occupied, nearest_dist)
+}
+
+/// Where the grid's cells are and what they hold, for the transfer back to the strands.
+struct Placement<'a> {
+    groom: &'a Groom,
+    uvs: &'a [Vec2],
+    lo: Vec2,
+    cell: Vec2,
+    n: usize,
+    occupied: &'a [bool],
+    rest: &'a [Vec3],
+    w: usize,
+    frac: &'a [f32],
+    offsets: &'a [usize],
+    sigma: f32,
+}
+
+impl Placement<'_> {
+    /// How strand `s` comes back: from the cell it fills (`owner`), else the bilinear blend of
+    /// the occupied cells around its root UV weighted by how alike their rest shapes are, else
+    /// the closest occupied cell.
+    fn back(&self, s: usize, owner: Option<(f32, u32)>) -> Back {
+        let Placement {
+            groom,
+            uvs,
+            lo,
+            cell,
+            n,
+            occupied,
+            rest,
+            w,
+            frac,
+            offsets,
+            sigma,
+        } = *self;
+        if let Some((_, c)) = owner {
+            return Back::Cell(c);
+        }
+        // Bilinear over the four cell centres around the root UV.
+        let f = (uvs[s] - lo) / cell - Vec2::splat(0.5);
+        let f = f.clamp(Vec2::ZERO, Vec2::splat((n - 1) as f32));
+        let (i0, j0) = ((f.x as usize).min(n - 2), (f.y as usize).min(n - 2));
+        let (a, b) = (f.x - i0 as f32, f.y - j0 as f32);
+        let mut ws = Vec::with_capacity(4);
+        for (di, dj, wt) in [
+            (0, 0, (1.0 - a) * (1.0 - b)),
+            (1, 0, a * (1.0 - b)),
+            (0, 1, (1.0 - a) * b),
+            (1, 1, a * b),
+        ] {
+            let c = (i0 + di) * n + j0 + dj;
+            if occupied[c] && wt > 0.0 {
+                ws.push((c as u32, wt));
+            }
+        }
+        // Cells whose rest shape is unlike the strand's (across a parting, a whorl)
+        // move unlike it: each cell's weight is damped by how far its rest shape
+        // (from its root) lies from the strand's, relative to the closest cell's.
+        // Whether any non-empty cell is around, before the weighting below (which keeps
+        // the closest-shaped cell's weight as it is, so it never empties the set).
+        let around: f32 = ws.iter().map(|p| p.1).sum();
+        let own = groom.strand(s);
+        if ws.len() > 1 && !own.is_empty() {
+            let f = &frac[offsets[s]..offsets[s + 1]];
+            let d2: Vec<f32> = ws
+                .iter()
+                .map(|&(c, _)| {
+                    own.iter()
+                        .zip(f)
+                        .map(|(p, &t)| (*p - own[0]).distance_squared(cell_shape(rest, w, c as usize, t)))
+                        .sum::<f32>()
+                        / own.len() as f32
+                })
+                .collect();
+            let best = d2.iter().copied().fold(f32::INFINITY, f32::min);
+            for ((_, wt), d) in ws.iter_mut().zip(&d2) {
+                *wt *= (-(d - best) / (sigma * sigma)).exp();
+            }
+        }
+        let total: f32 = ws.iter().map(|p| p.1).sum();
+        if around <= 1e-6 || total <= 0.0 {
+            // No non-empty cell around: the closest non-empty cell (by UV).
+            let c = (0..n * n)
+                .filter(|&c| occupied[c])
+                .min_by(|&x, &y| {
+                    let cx = lo + Vec2::new(((x / n) as f32 + 0.5) * cell.x, ((x % n) as f32 + 0.5) * cell.y);
+                    let cy = lo + Vec2::new(((y / n) as f32 + 0.5) * cell.x, ((y % n) as f32 + 0.5) * cell.y);
+                    cx.distance_squared(uvs[s])
+                        .total_cmp(&cy.distance_squared(uvs[s]))
+                })
+                .unwrap_or(0);
+            return Back::Blend(vec![(c as u32, 1.0)]);
+        }
+        Back::Blend(ws.into_iter().map(|(c, wt)| (c, wt / total)).collect())
+    }
+}
+
 impl UvGrid {
     /// Lays `groom` (rest, head frame) on the grid `spec`.
     pub fn new(groom: &Groom, spec: GridSpec) -> Result<UvGrid> {
@@ -192,55 +349,7 @@ impl UvGrid {
         let size = (hi - lo).max(Vec2::splat(1e-6));
         let n = spec.n;
         let cell = size / n as f32;
-        // Closest live strand to each cell centre (a coarse bucket search in UV).
-        let buckets = 64usize;
-        let bucket_of = |uv: Vec2| {
-            let f = ((uv - lo) / size * buckets as f32).clamp(Vec2::ZERO, Vec2::splat(buckets as f32 - 1e-3));
-            (f.x as usize, f.y as usize)
-        };
-        let mut bucket: Vec<Vec<u32>> = vec![Vec::new(); buckets * buckets];
-        for &s in &live {
-            let (bx, by) = bucket_of(uvs[s]);
-            bucket[bx * buckets + by].push(s as u32);
-        }
-        let mut source = vec![0u32; n * n];
-        let mut occupied = vec![false; n * n];
-        let mut nearest_dist = vec![f32::INFINITY; n * n];
-        for i in 0..n {
-            for j in 0..n {
-                let c = lo + Vec2::new((i as f32 + 0.5) * cell.x, (j as f32 + 0.5) * cell.y);
-                let (bx, by) = bucket_of(c);
-                let mut best: Option<(f32, u32)> = None;
-                for r in 0..buckets {
-                    let (x0, x1) = (bx.saturating_sub(r), (bx + r).min(buckets - 1));
-                    let (y0, y1) = (by.saturating_sub(r), (by + r).min(buckets - 1));
-                    for x in x0..=x1 {
-                        for y in y0..=y1 {
-                            if x != x0 && x != x1 && y != y0 && y != y1 {
-                                continue;
-                            }
-                            for &s in &bucket[x * buckets + y] {
-                                let d = ((uvs[s as usize] - c) / cell).length();
-                                if best.is_none_or(|(bd, bs)| d < bd || (d == bd && s < bs)) {
-                                    best = Some((d, s));
-                                }
-                            }
-                        }
-                    }
-                    // Any strand beyond ring r + 1 is farther than the ring's inner edge.
-                    if let Some((bd, _)) = best {
-                        let ring = r as f32 * (size / buckets as f32) / cell;
-                        if bd <= ring.min_element() {
-                            break;
-                        }
-                    }
-                }
-                let (d, s) = best.expect("the groom has live strands");
-                source[i * n + j] = s;
-                occupied[i * n + j] = d <= 0.75;
-                nearest_dist[i * n + j] = d;
-            }
-        }
+        let (source, occupied, nearest_dist) = nearest_strands(&uvs, &live, lo, size, n);
         let origin = scalp_center(&groom.roots());
         // Rest strands of the cells at even arc-length fractions.
         let w = spec.points;
@@ -267,73 +376,20 @@ impl UvGrid {
                 }
             }
         }
-        let back = (0..strands)
-            .map(|s| {
-                if let Some((_, c)) = own[s] {
-                    return Back::Cell(c);
-                }
-                // Bilinear over the four cell centres around the root UV.
-                let f = (uvs[s] - lo) / cell - Vec2::splat(0.5);
-                let f = f.clamp(Vec2::ZERO, Vec2::splat((n - 1) as f32));
-                let (i0, j0) = ((f.x as usize).min(n - 2), (f.y as usize).min(n - 2));
-                let (a, b) = (f.x - i0 as f32, f.y - j0 as f32);
-                let mut ws = Vec::with_capacity(4);
-                for (di, dj, wt) in [
-                    (0, 0, (1.0 - a) * (1.0 - b)),
-                    (1, 0, a * (1.0 - b)),
-                    (0, 1, (1.0 - a) * b),
-                    (1, 1, a * b),
-                ] {
-                    let c = (i0 + di) * n + j0 + dj;
-                    if occupied[c] && wt > 0.0 {
-                        ws.push((c as u32, wt));
-                    }
-                }
-                // Cells whose rest shape is unlike the strand's (across a parting, a whorl)
-                // move unlike it: each cell's weight is damped by how far its rest shape
-                // (from its root) lies from the strand's, relative to the closest cell's.
-                // Whether any non-empty cell is around, before the weighting below (which keeps
-                // the closest-shaped cell's weight as it is, so it never empties the set).
-                let around: f32 = ws.iter().map(|p| p.1).sum();
-                let own = groom.strand(s);
-                if ws.len() > 1 && !own.is_empty() {
-                    let f = &frac[offsets[s]..offsets[s + 1]];
-                    let d2: Vec<f32> = ws
-                        .iter()
-                        .map(|&(c, _)| {
-                            own.iter()
-                                .zip(f)
-                                .map(|(p, &t)| {
-                                    (*p - own[0]).distance_squared(cell_shape(&rest, w, c as usize, t))
-                                })
-                                .sum::<f32>()
-                                / own.len() as f32
-                        })
-                        .collect();
-                    let best = d2.iter().copied().fold(f32::INFINITY, f32::min);
-                    for ((_, wt), d) in ws.iter_mut().zip(&d2) {
-                        *wt *= (-(d - best) / (sigma * sigma)).exp();
-                    }
-                }
-                let total: f32 = ws.iter().map(|p| p.1).sum();
-                if around <= 1e-6 || total <= 0.0 {
-                    // No non-empty cell around: the closest non-empty cell (by UV).
-                    let c = (0..n * n)
-                        .filter(|&c| occupied[c])
-                        .min_by(|&x, &y| {
-                            let cx = lo
-                                + Vec2::new(((x / n) as f32 + 0.5) * cell.x, ((x % n) as f32 + 0.5) * cell.y);
-                            let cy = lo
-                                + Vec2::new(((y / n) as f32 + 0.5) * cell.x, ((y % n) as f32 + 0.5) * cell.y);
-                            cx.distance_squared(uvs[s])
-                                .total_cmp(&cy.distance_squared(uvs[s]))
-                        })
-                        .unwrap_or(0);
-                    return Back::Blend(vec![(c as u32, 1.0)]);
-                }
-                Back::Blend(ws.into_iter().map(|(c, wt)| (c, wt / total)).collect())
-            })
-            .collect();
+        let place = Placement {
+            groom,
+            uvs: &uvs,
+            lo,
+            cell,
+            n,
+            occupied: &occupied,
+            rest: &rest,
+            w,
+            frac: &frac,
+            offsets: &offsets,
+            sigma,
+        };
+        let back = (0..strands).map(|s| place.back(s, own[s])).collect();
         let mut grid = UvGrid {
             spec,
             lo,

@@ -22,6 +22,7 @@ pub mod drape;
 pub mod file;
 pub mod grid;
 pub mod interp;
+pub mod train_loop;
 pub mod trajectory;
 
 /// The built-in training configs (`presets/training/`): the neural interpolator's and the

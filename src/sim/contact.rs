@@ -10,42 +10,12 @@
 //! velocity change Δv_n sets a budget μ·Δv_n; a contact whose tangential relative speed is below
 //! it sticks, otherwise the tangential relative velocity shrinks by it.
 //!
-//! Strain limiting runs between the two.
+//! Strain limiting (`super::inextensible`) runs between the two.
 
 use glam::Vec3;
 
-use super::model::{Pin, StrandModel};
+use super::model::StrandModel;
 use crate::collide::ColliderFrame;
-
-/// Limits edge strain to `max_strain` walking from the root; moved particles get the matching
-/// velocity change (so the correction is not undone next step). Returns the largest strain seen.
-pub fn limit_strain(
-    model: &StrandModel,
-    s: usize,
-    x: &mut [Vec3],
-    v: &mut [Vec3],
-    max_strain: f32,
-    h: f32,
-) -> f32 {
-    let o = model.offsets[s];
-    let mut worst: f32 = 0.0;
-    for i in 0..x.len().saturating_sub(1) {
-        let rest = model.edge_rest(s, o + i);
-        let d = x[i + 1] - x[i];
-        let l = d.length();
-        if rest <= 0.0 || l <= 0.0 {
-            continue;
-        }
-        worst = worst.max(l / rest - 1.0);
-        let max = rest * (1.0 + max_strain);
-        if l > max && model.pins[o + i + 1] == Pin::Free {
-            let target = x[i] + d * (max / l);
-            v[i + 1] += (target - x[i + 1]) / h;
-            x[i + 1] = target;
-        }
-    }
-    worst
-}
 
 /// Penalty stiffness of resting contacts, an acceleration per cm inside the margin (1/s²):
 /// gravity alone sinks a resting particle 981 / 2e5 ≈ 0.005 cm into its margin.

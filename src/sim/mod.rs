@@ -7,6 +7,7 @@ pub mod band;
 pub mod checkpoint;
 pub mod contact;
 pub mod counters;
+pub mod inextensible;
 pub mod material;
 pub mod model;
 pub mod run;

@@ -50,6 +50,65 @@ pub struct RunReport {
     pub seconds: f64,
 }
 
+impl RunReport {
+    /// Takes a frame's figures in.
+    fn add(&mut self, stats: &FrameStats) {
+        self.max_substeps = self.max_substeps.max(stats.substeps);
+        self.max_speed = self.max_speed.max(stats.max_speed);
+        self.max_strain = self.max_strain.max(stats.max_strain);
+        self.max_residual_penetration = self.max_residual_penetration.max(stats.residual_penetration);
+        self.strand_contacts += stats.strand_contacts;
+        self.deepest_strand_contact = self.deepest_strand_contact.max(stats.deepest_strand_contact);
+    }
+}
+
+/// The last good state (positions, velocities, time, frame).
+type Good = (Vec<Vec3>, Vec<Vec3>, f64, i64);
+
+/// An unstable frame: the simulation put back to the last good state, the frames so far
+/// written, a checkpoint of the good state saved in the work folder; the error says where.
+fn unstable(
+    sim: &mut Simulation,
+    good: &Good,
+    target: Target,
+    work: Option<&Path>,
+    (first, frame): (i64, i64),
+    stats: &FrameStats,
+) -> Error {
+    let finite = sim.x.iter().chain(&sim.v).all(|p| p.is_finite());
+    // Keep what was good: the frames so far, and a checkpoint of the last good state.
+    sim.x = good.0.clone();
+    sim.v = good.1.clone();
+    sim.time = good.2;
+    let saved = work.map(checkpoint_path);
+    if let Some(p) = &saved
+        && let Err(e) = checkpoint::save(p, sim, good.3 as f64)
+    {
+        return e;
+    }
+    let files = match target.finish(None) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    let what = if finite {
+        format!("a particle reached {:.0} cm/s", stats.max_speed)
+    } else {
+        "positions became NaN".into()
+    };
+    Error::Runtime(format!(
+        "the simulation became unstable at frame {frame} ({what}); frames {first}-{} are in {}{}; try more --substeps or the implicit integrator",
+        frame - 1,
+        files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        saved
+            .map(|p| format!(", the last good state is in {}", p.display()))
+            .unwrap_or_default()
+    ))
+}
+
 fn log_path(dir: &Path) -> PathBuf {
     dir.join("frames.tcache")
 }
@@ -68,6 +127,46 @@ enum Target {
 }
 
 impl Target {
+    /// Frames logged in the work folder `dir`: a new log, or (resuming) the log up to the
+    /// checkpoint, with the simulation restored from it (and the frame it was saved after).
+    fn log(
+        sim: &mut Simulation,
+        plan: &RunPlan,
+        sinks: Vec<Box<dyn FrameSink>>,
+        topology: &Strands,
+        dir: &Path,
+    ) -> Result<(Target, Option<f64>)> {
+        let header = TcacheHeader {
+            fps: plan.fps,
+            codec: Codec::Lossless,
+            keyframe_interval: 16,
+            rest: topology.clone(),
+        };
+        if plan.resume {
+            let saved = checkpoint::load(&checkpoint_path(dir), sim)?;
+            let writer = reopen_log(dir, header, plan.first, saved)?;
+            return Ok((
+                Target::Log {
+                    writer: Box::new(writer),
+                    sinks,
+                },
+                Some(saved),
+            ));
+        }
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir).map_err(|e| Error::Write {
+            path: dir.to_path_buf(),
+            source: e,
+        })?;
+        Ok((
+            Target::Log {
+                writer: Box::new(TcacheWriter::create_in_place(log_path(dir), header, 3)?),
+                sinks,
+            },
+            None,
+        ))
+    }
+
     fn write(&mut self, frame: f64, x: &[Vec3], pose: HeadPose) -> Result<()> {
         let p: &[[f32; 3]] = bytemuck::cast_slice(x);
         match self {
@@ -183,32 +282,12 @@ pub fn run(
         .filter(|_| checkpoints.is_some() || plan.resume);
     let mut target = match &work {
         Some(dir) => {
-            let header = TcacheHeader {
-                fps: plan.fps,
-                codec: Codec::Lossless,
-                keyframe_interval: 16,
-                rest: topology.clone(),
-            };
-            if plan.resume {
-                let saved = checkpoint::load(&checkpoint_path(dir), sim)?;
-                let writer = reopen_log(dir, header, plan.first, saved)?;
+            let (t, resumed) = Target::log(sim, plan, sinks, topology, dir)?;
+            if let Some(saved) = resumed {
                 report.resumed_after = Some(saved);
                 next = saved.round() as i64 + 1;
-                Target::Log {
-                    writer: Box::new(writer),
-                    sinks,
-                }
-            } else {
-                let _ = std::fs::remove_dir_all(dir);
-                std::fs::create_dir_all(dir).map_err(|e| Error::Write {
-                    path: dir.clone(),
-                    source: e,
-                })?;
-                Target::Log {
-                    writer: Box::new(TcacheWriter::create_in_place(log_path(dir), header, 3)?),
-                    sinks,
-                }
             }
+            t
         }
         None => Target::Sinks(sinks),
     };
@@ -243,33 +322,14 @@ pub fn run(
         let stats = sim.step_frame(dt, false);
         let finite = sim.x.iter().chain(&sim.v).all(|p| p.is_finite());
         if !finite || stats.max_speed > sim.options.max_speed {
-            // Keep what was good: the frames so far, and a checkpoint of the last good state.
-            sim.x = good.0.clone();
-            sim.v = good.1.clone();
-            sim.time = good.2;
-            let saved = work.as_deref().map(checkpoint_path);
-            if let Some(p) = &saved {
-                checkpoint::save(p, sim, good.3 as f64)?;
-            }
-            let files = target.finish(None)?;
-            let what = if finite {
-                format!("a particle reached {:.0} cm/s", stats.max_speed)
-            } else {
-                "positions became NaN".into()
-            };
-            return Err(Error::Runtime(format!(
-                "the simulation became unstable at frame {frame} ({what}); frames {}-{} are in {}{}; try more --substeps or the implicit integrator",
-                plan.first,
-                frame - 1,
-                files
-                    .iter()
-                    .map(|f| f.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                saved
-                    .map(|p| format!(", the last good state is in {}", p.display()))
-                    .unwrap_or_default()
-            )));
+            return Err(unstable(
+                sim,
+                &good,
+                target,
+                work.as_deref(),
+                (plan.first, frame),
+                &stats,
+            ));
         }
         tracing::debug!(
             frame,
@@ -279,12 +339,7 @@ pub fn run(
             contacts = stats.contacts,
             "frame"
         );
-        report.max_substeps = report.max_substeps.max(stats.substeps);
-        report.max_speed = report.max_speed.max(stats.max_speed);
-        report.max_strain = report.max_strain.max(stats.max_strain);
-        report.max_residual_penetration = report.max_residual_penetration.max(stats.residual_penetration);
-        report.strand_contacts += stats.strand_contacts;
-        report.deepest_strand_contact = report.deepest_strand_contact.max(stats.deepest_strand_contact);
+        report.add(&stats);
         let t = Instant::now();
         target.write(frame as f64, &sim.x, sim.head_pose().into())?;
         if let (Some(n), Some(dir)) = (checkpoints, &work)

@@ -8,14 +8,15 @@ use glam::Vec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::contact::{ContactStats, Touch, collide, limit_strain, touches};
+use super::contact::{ContactStats, Touch, collide, touches};
 use super::counters::Counters;
+use super::inextensible::{limit_strain, limit_strain_both_ways};
 use super::material::Material;
 use super::model::{ModelOptions, Pin, StrandModel};
 use super::strand::{Integrator, Scratch, StepInput, step_strand};
-use super::strand_contact::{ContactParams, SegmentTouch, StrandContactStats, StrandContacts, keep_lengths};
+use super::strand_contact::{ContactParams, SegmentTouch, StrandContactStats, StrandContacts};
 use super::volume::HairGrid;
-use crate::collide::Colliders;
+use crate::collide::{ColliderFrame, Colliders};
 use crate::groom::Groom;
 use crate::motion::Pose;
 
@@ -366,6 +367,10 @@ impl Simulation {
             .reduce(|| 0.0, f32::max)
     }
 
+    /// One substep of every strand: external accelerations, the hair–hair grid, the
+    /// strand–strand touches, then each strand's step (`strand::step_strand`) with its
+    /// collider touches, hair–hair friction and repulsion, strain limiting and collider
+    /// projection, in parallel; then the strand–strand response.
     fn substep(
         &mut self,
         h: f32,
@@ -374,16 +379,9 @@ impl Simulation {
         targets: &[Vec3],
         hold_head: bool,
     ) -> (f32, ContactStats, StrandContactStats) {
-        if let Some(mut f) = self.forces.take() {
-            let t = Instant::now();
-            let now = if hold_head { self.time } else { t1 - h as f64 };
-            self.external = f.accelerations(&self.x, now, &self.colliders).unwrap_or_default();
-            self.forces = Some(f);
-            self.counters.external += t.elapsed();
-        }
+        self.external_accelerations(h, t1, hold_head);
         let hair_hair =
             self.options.hair_hair && (self.material.hair_friction > 0.0 || self.material.repulsion > 0.0);
-        let roots_free = self.options.root_spring.is_some();
         if hair_hair {
             let t = Instant::now();
             self.grid.build(
@@ -396,60 +394,44 @@ impl Simulation {
             self.counters.hair_hair += t.elapsed();
         }
         if self.options.strand_contacts {
-            let t = Instant::now();
-            self.x_start.clone_from(&self.x);
-            // Plain inverse masses: which particles rest on a collider is known only after the
-            // step's own collider tests (and nothing carries over from the step before, so a
-            // run resumed from a checkpoint takes the same steps).
-            self.update_inv_mass(false);
-            self.contacts.touches(
-                self.options.contact_thickness,
-                &self.model.offsets,
-                &self.inv_mass,
-                &self.model.rest,
-                &self.x,
-                &self.v,
-                h,
-                &mut self.segment_touches,
-            );
-            // Where each strand's touches start (they are grouped by strand).
-            self.segment_offsets.clear();
-            let mut k = 0;
-            for s in 0..=self.model.strand_count() {
-                while k < self.segment_touches.len() && (self.segment_touches[k].0 as usize) < s {
-                    k += 1;
-                }
-                self.segment_offsets.push(k);
-            }
-            self.counters.strand_contacts += t.elapsed();
+            self.segment_touches(h);
         }
-        let input = StepInput {
-            h,
-            gravity: self.material.gravity,
-            air_damping: self.material.air_damping,
-            targets,
-            root_spring: self.options.root_spring,
-            margin: self.options.collision_margin,
-            friction: self.material.friction,
-            head_rotation: pose.rotation.as_quat(),
-            strand_friction: self.options.contact_friction,
-        };
-        let segment_touches = &self.segment_touches;
-        let segment_offsets = &self.segment_offsets;
-        let model = &self.model;
-        let material = &self.material;
-        let options = &self.options;
         let colliders = self.colliders.at(if hold_head { self.time } else { t1 });
-        let colliders = &colliders;
-        let grid = &self.grid;
-        let rest_density = self.rest_density;
-        let external = &self.external;
-        let contacts_on = self.options.strand_contacts;
-        if contacts_on {
+        let step = StrandStep {
+            h,
+            input: StepInput {
+                h,
+                gravity: self.material.gravity,
+                air_damping: self.material.air_damping,
+                targets,
+                root_spring: self.options.root_spring,
+                margin: self.options.collision_margin,
+                friction: self.material.friction,
+                head_rotation: pose.rotation.as_quat(),
+                strand_friction: self.options.contact_friction,
+            },
+            model: &self.model,
+            material: &self.material,
+            options: &self.options,
+            colliders: &colliders,
+            grid: &self.grid,
+            rest_density: self.rest_density,
+            external: &self.external,
+            segment_touches: &self.segment_touches,
+            segment_offsets: &self.segment_offsets,
+            hair_hair,
+            contacts_on: self.options.strand_contacts,
+            roots_free: self.options.root_spring.is_some(),
+        };
+        if step.contacts_on {
             self.supported.resize(self.x.len(), false);
         }
-        let supported: &mut [bool] = if contacts_on { &mut self.supported } else { &mut [] };
-        let slices = strand_slices(model, &mut self.x, &mut self.v, supported);
+        let supported: &mut [bool] = if step.contacts_on {
+            &mut self.supported
+        } else {
+            &mut []
+        };
+        let slices = strand_slices(step.model, &mut self.x, &mut self.v, supported);
         let results: Vec<(f32, ContactStats, [Duration; 4])> = slices
             .into_par_iter()
             .map_init(
@@ -460,91 +442,7 @@ impl Simulation {
                         Vec::<Option<Touch>>::new(),
                     )
                 },
-                |(sc, ext, near), (s, x, v, supported)| {
-                    let mut times = [Duration::ZERO; 4];
-                    let t = Instant::now();
-                    touches(
-                        model,
-                        s,
-                        x,
-                        v,
-                        h,
-                        colliders,
-                        options.collision_margin,
-                        roots_free,
-                        near,
-                    );
-                    // Particles resting on a collider are heavier in the strand–strand response.
-                    for (f, t) in supported.iter_mut().zip(near.iter()) {
-                        *f = t.is_some_and(|t| !t.ahead);
-                    }
-                    times[1] = t.elapsed();
-                    ext.clear();
-                    ext.resize(x.len(), Vec3::ZERO);
-                    if hair_hair {
-                        let t = Instant::now();
-                        for i in 0..x.len() {
-                            let g = grid.sample(x[i]);
-                            // Friction: move toward the neighbours' mean velocity.
-                            v[i] += material.hair_friction * (g.velocity - v[i]);
-                            // Repulsion where denser than the rest groom.
-                            let excess = (g.density / rest_density - 1.0).clamp(0.0, 1.0);
-                            let gl = g.gradient.length();
-                            if excess > 0.0 && gl > 1e-9 {
-                                ext[i] = -material.repulsion * excess * g.gradient / gl;
-                            }
-                        }
-                        times[2] = t.elapsed();
-                    }
-                    if !external.is_empty() {
-                        let o = model.offsets[s];
-                        for (e, a) in ext.iter_mut().zip(&external[o..o + x.len()]) {
-                            *e += *a;
-                        }
-                    }
-                    let t = Instant::now();
-                    let segments = if contacts_on {
-                        &segment_touches[segment_offsets[s]..segment_offsets[s + 1]]
-                    } else {
-                        &[]
-                    };
-                    step_strand(
-                        model,
-                        s,
-                        x,
-                        v,
-                        ext,
-                        near,
-                        segments,
-                        &input,
-                        options.integrator,
-                        sc,
-                    );
-                    times[0] = t.elapsed();
-                    let t = Instant::now();
-                    let strain = limit_strain(model, s, x, v, material.max_strain, h);
-                    times[3] = t.elapsed();
-                    // With strand–strand contacts, collider projection waits for their response
-                    // (below): colliders have the last word, and a strand falling onto another
-                    // that lies on the head meets that strand before the head.
-                    if contacts_on {
-                        return (strain, ContactStats::default(), times);
-                    }
-                    let t = Instant::now();
-                    let contact = collide(
-                        model,
-                        s,
-                        x,
-                        v,
-                        colliders,
-                        options.collision_margin,
-                        material.friction,
-                        h,
-                        roots_free,
-                    );
-                    times[1] += t.elapsed();
-                    (strain, contact, times)
-                },
+                |buffers, (s, x, v, supported)| step.strand(s, x, v, supported, buffers),
             )
             .collect();
         let mut strain: f32 = 0.0;
@@ -566,6 +464,47 @@ impl Simulation {
         self.counters.steps += 1;
         self.counters.particle_steps += self.x.len() as u64;
         (strain, contacts, strand_stats)
+    }
+
+    /// The extra accelerations of the step's start (two-way correction), if any.
+    fn external_accelerations(&mut self, h: f32, t1: f64, hold_head: bool) {
+        if let Some(mut f) = self.forces.take() {
+            let t = Instant::now();
+            let now = if hold_head { self.time } else { t1 - h as f64 };
+            self.external = f.accelerations(&self.x, now, &self.colliders).unwrap_or_default();
+            self.forces = Some(f);
+            self.counters.external += t.elapsed();
+        }
+    }
+
+    /// The strand–strand touches of the coming step, grouped by strand.
+    fn segment_touches(&mut self, h: f32) {
+        let t = Instant::now();
+        self.x_start.clone_from(&self.x);
+        // Plain inverse masses: which particles rest on a collider is known only after the
+        // step's own collider tests (and nothing carries over from the step before, so a
+        // run resumed from a checkpoint takes the same steps).
+        self.update_inv_mass(false);
+        self.contacts.touches(
+            self.options.contact_thickness,
+            &self.model.offsets,
+            &self.inv_mass,
+            &self.model.rest,
+            &self.x,
+            &self.v,
+            h,
+            &mut self.segment_touches,
+        );
+        // Where each strand's touches start (they are grouped by strand).
+        self.segment_offsets.clear();
+        let mut k = 0;
+        for s in 0..=self.model.strand_count() {
+            while k < self.segment_touches.len() && (self.segment_touches[k].0 as usize) < s {
+                k += 1;
+            }
+            self.segment_offsets.push(k);
+        }
+        self.counters.strand_contacts += t.elapsed();
     }
 
     /// Inverse masses for strand–strand contacts: 0 for kinematic particles (pins may have been
@@ -635,7 +574,7 @@ impl Simulation {
                     let r = model.offsets[s]..model.offsets[s + 1];
                     let o = model.offsets[s];
                     let (xs, vs) = (&mut x[r.clone()], &mut v[r.clone()]);
-                    keep_lengths(xs, &inv_mass[r], |i| model.edge_rest(s, o + i), max_strain);
+                    limit_strain_both_ways(xs, &inv_mass[r], |i| model.edge_rest(s, o + i), max_strain);
                     collide(model, s, xs, vs, &colliders, margin, friction, h, roots_free);
                 }
             },
@@ -673,5 +612,122 @@ impl Simulation {
     /// Head pose at the current time.
     pub fn head_pose(&self) -> Pose {
         self.colliders.head.at(self.time)
+    }
+}
+
+/// What one strand's substep reads, shared by every strand of it.
+struct StrandStep<'a> {
+    h: f32,
+    input: StepInput<'a>,
+    model: &'a StrandModel,
+    material: &'a Material,
+    options: &'a SimOptions,
+    colliders: &'a ColliderFrame<'a>,
+    grid: &'a HairGrid,
+    rest_density: f32,
+    external: &'a [Vec3],
+    segment_touches: &'a [(u32, SegmentTouch)],
+    segment_offsets: &'a [usize],
+    hair_hair: bool,
+    contacts_on: bool,
+    roots_free: bool,
+}
+
+impl StrandStep<'_> {
+    /// Strand `s`'s substep with thread buffers (the solver's scratch, extra accelerations,
+    /// collider touches): its strain before limiting, its collider contacts, and the time of
+    /// dynamics, collisions, hair–hair and strain limiting.
+    fn strand(
+        &self,
+        s: usize,
+        x: &mut [Vec3],
+        v: &mut [Vec3],
+        supported: &mut [bool],
+        (sc, ext, near): &mut (Scratch, Vec<Vec3>, Vec<Option<Touch>>),
+    ) -> (f32, ContactStats, [Duration; 4]) {
+        let (h, model, material, options) = (self.h, self.model, self.material, self.options);
+        let mut times = [Duration::ZERO; 4];
+        let t = Instant::now();
+        touches(
+            model,
+            s,
+            x,
+            v,
+            h,
+            self.colliders,
+            options.collision_margin,
+            self.roots_free,
+            near,
+        );
+        // Particles resting on a collider are heavier in the strand–strand response.
+        for (f, t) in supported.iter_mut().zip(near.iter()) {
+            *f = t.is_some_and(|t| !t.ahead);
+        }
+        times[1] = t.elapsed();
+        ext.clear();
+        ext.resize(x.len(), Vec3::ZERO);
+        if self.hair_hair {
+            let t = Instant::now();
+            for i in 0..x.len() {
+                let g = self.grid.sample(x[i]);
+                // Friction: move toward the neighbours' mean velocity.
+                v[i] += material.hair_friction * (g.velocity - v[i]);
+                // Repulsion where denser than the rest groom.
+                let excess = (g.density / self.rest_density - 1.0).clamp(0.0, 1.0);
+                let gl = g.gradient.length();
+                if excess > 0.0 && gl > 1e-9 {
+                    ext[i] = -material.repulsion * excess * g.gradient / gl;
+                }
+            }
+            times[2] = t.elapsed();
+        }
+        if !self.external.is_empty() {
+            let o = model.offsets[s];
+            for (e, a) in ext.iter_mut().zip(&self.external[o..o + x.len()]) {
+                *e += *a;
+            }
+        }
+        let t = Instant::now();
+        let segments = if self.contacts_on {
+            &self.segment_touches[self.segment_offsets[s]..self.segment_offsets[s + 1]]
+        } else {
+            &[]
+        };
+        step_strand(
+            model,
+            s,
+            x,
+            v,
+            ext,
+            near,
+            segments,
+            &self.input,
+            options.integrator,
+            sc,
+        );
+        times[0] = t.elapsed();
+        let t = Instant::now();
+        let strain = limit_strain(model, s, x, v, material.max_strain, h);
+        times[3] = t.elapsed();
+        // With strand–strand contacts, collider projection waits for their response (below):
+        // colliders have the last word, and a strand falling onto another that lies on the
+        // head meets that strand before the head.
+        if self.contacts_on {
+            return (strain, ContactStats::default(), times);
+        }
+        let t = Instant::now();
+        let contact = collide(
+            model,
+            s,
+            x,
+            v,
+            self.colliders,
+            options.collision_margin,
+            material.friction,
+            h,
+            self.roots_free,
+        );
+        times[1] += t.elapsed();
+        (strain, contact, times)
     }
 }

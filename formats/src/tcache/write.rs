@@ -169,94 +169,8 @@ impl TcacheWriter {
         let seq = self.index.len() as u32;
         let keyframe = seq.is_multiple_of(self.header.keyframe_interval);
         let (predictor, words) = match self.header.codec {
-            Codec::Lossless => {
-                let bits: Vec<u32> = positions.iter().flatten().map(|c| c.to_bits()).collect();
-                // Carried even when the pose did not change (then it is the previous frame, up to
-                // rounding), so the chained predictor is there for still heads too.
-                let moved = match (&self.previous_bits, keyframe) {
-                    (Some(prev), false) => Some(pose.carry(&self.previous_pose, prev)),
-                    _ => None,
-                };
-                let extrapolated = match (&self.previous_bits, &self.before_bits, keyframe) {
-                    (Some(a), Some(b), false) => {
-                        Some(pose.extrapolate(&self.previous_pose, a, &self.before_pose, b))
-                    }
-                    _ => None,
-                };
-                let carried_rest = (keyframe || self.previous_bits.is_none())
-                    .then(|| pose.carry(&HeadPose::IDENTITY, &self.rest_bits));
-                let h = if keyframe {
-                    codec::BitHistory {
-                        first_of_strand: Some(&self.first_of_strand),
-                        carried_rest,
-                        ..Default::default()
-                    }
-                } else {
-                    codec::BitHistory {
-                        previous: self.previous_bits.as_deref(),
-                        before: self.before_bits.as_deref(),
-                        moved,
-                        extrapolated,
-                        first_of_strand: Some(&self.first_of_strand),
-                        carried_rest,
-                    }
-                };
-                let (p, w) = codec::lossless_words(&bits, &h);
-                self.before_bits = if keyframe { None } else { self.previous_bits.take() };
-                self.previous_bits = Some(bits);
-                (p, w)
-            }
-            Codec::Lossy { bound } => {
-                let mut k = Vec::with_capacity(n * 3);
-                for (i, p) in positions.iter().enumerate() {
-                    let local = pose.to_local(p.map(|c| c as f64));
-                    for c in local {
-                        let q = (c / self.step).round();
-                        if q.abs() >= (1 << 30) as f64 {
-                            return Err(Error::invalid(format!(
-                                "frame {frame}, vertex {i}: positions of {c} are too far from the head for a {bound} bound"
-                            )));
-                        }
-                        k.push(q as i32);
-                    }
-                }
-                // The guarantee, checked as the reader will decode it. Far from the origin the
-                // float32 rounding of the decoded position adds to the quantization error; a
-                // neighbouring lattice point then usually lands within the bound.
-                let step = self.step;
-                let error = |q: [i32; 3], p: &[f32; 3]| -> f32 {
-                    let back = pose.to_world(q.map(|v| v as f64 * step)).map(|c| c as f32);
-                    (0..3).map(|a| (back[a] - p[a]).powi(2)).sum::<f32>().sqrt()
-                };
-                for (i, p) in positions.iter().enumerate() {
-                    let q = [k[3 * i], k[3 * i + 1], k[3 * i + 2]];
-                    if error(q, p) <= bound {
-                        continue;
-                    }
-                    let best = (0..27)
-                        .map(|o| [q[0] + o % 3 - 1, q[1] + (o / 3) % 3 - 1, q[2] + o / 9 - 1])
-                        .map(|c| (error(c, p), c))
-                        .min_by(|a, b| a.0.total_cmp(&b.0))
-                        .expect("27 candidates");
-                    if best.0 > bound {
-                        return Err(Error::invalid(format!(
-                            "frame {frame}, vertex {i}: cannot hold the {bound} bound in float32 at this distance from the head"
-                        )));
-                    }
-                    k[3 * i..3 * i + 3].copy_from_slice(&best.1);
-                }
-                let ctx = LossyContext {
-                    rest: &self.rest,
-                    previous: if keyframe { None } else { self.previous.as_deref() },
-                    before: if keyframe { None } else { self.before.as_deref() },
-                    first_of_strand: &self.first_of_strand,
-                };
-                let (p, w) = codec::lossy_words(&ctx, &k, keyframe);
-                // History restarts at keyframes, exactly as a reader seeking to them sees it.
-                self.before = if keyframe { None } else { self.previous.take() };
-                self.previous = Some(k);
-                (p, w)
-            }
+            Codec::Lossless => self.lossless(positions, pose, keyframe),
+            Codec::Lossy { bound } => self.lossy(frame, positions, pose, keyframe, bound)?,
         };
         let blocks = codec::pack(&words, self.level)?;
         let mut chunk = Vec::with_capacity(blocks.iter().map(|b| b.len() + 8).sum::<usize>() + 80);
@@ -280,6 +194,111 @@ impl TcacheWriter {
         self.index.push((frame, self.pos));
         self.pos += chunk.len() as u64;
         Ok(())
+    }
+
+    /// A frame's words in the lossless codec: float bits predicted from the frames before
+    /// (carried by the head's motion, extrapolated), the rest groom, or the strand's first.
+    fn lossless(
+        &mut self,
+        positions: &[[f32; 3]],
+        pose: HeadPose,
+        keyframe: bool,
+    ) -> (codec::Predictor, Vec<u32>) {
+        let bits: Vec<u32> = positions.iter().flatten().map(|c| c.to_bits()).collect();
+        // Carried even when the pose did not change (then it is the previous frame, up to
+        // rounding), so the chained predictor is there for still heads too.
+        let moved = match (&self.previous_bits, keyframe) {
+            (Some(prev), false) => Some(pose.carry(&self.previous_pose, prev)),
+            _ => None,
+        };
+        let extrapolated = match (&self.previous_bits, &self.before_bits, keyframe) {
+            (Some(a), Some(b), false) => Some(pose.extrapolate(&self.previous_pose, a, &self.before_pose, b)),
+            _ => None,
+        };
+        let carried_rest = (keyframe || self.previous_bits.is_none())
+            .then(|| pose.carry(&HeadPose::IDENTITY, &self.rest_bits));
+        let h = if keyframe {
+            codec::BitHistory {
+                first_of_strand: Some(&self.first_of_strand),
+                carried_rest,
+                ..Default::default()
+            }
+        } else {
+            codec::BitHistory {
+                previous: self.previous_bits.as_deref(),
+                before: self.before_bits.as_deref(),
+                moved,
+                extrapolated,
+                first_of_strand: Some(&self.first_of_strand),
+                carried_rest,
+            }
+        };
+        let (p, w) = codec::lossless_words(&bits, &h);
+        self.before_bits = if keyframe { None } else { self.previous_bits.take() };
+        self.previous_bits = Some(bits);
+        (p, w)
+    }
+
+    /// A frame's words in the lossy codec: head-local positions quantized to the step, each
+    /// within `bound` of the position as the reader will decode it.
+    fn lossy(
+        &mut self,
+        frame: f64,
+        positions: &[[f32; 3]],
+        pose: HeadPose,
+        keyframe: bool,
+        bound: f32,
+    ) -> Result<(codec::Predictor, Vec<u32>)> {
+        let n = positions.len();
+        let mut k = Vec::with_capacity(n * 3);
+        for (i, p) in positions.iter().enumerate() {
+            let local = pose.to_local(p.map(|c| c as f64));
+            for c in local {
+                let q = (c / self.step).round();
+                if q.abs() >= (1 << 30) as f64 {
+                    return Err(Error::invalid(format!(
+                        "frame {frame}, vertex {i}: positions of {c} are too far from the head for a {bound} bound"
+                    )));
+                }
+                k.push(q as i32);
+            }
+        }
+        // The guarantee, checked as the reader will decode it. Far from the origin the
+        // float32 rounding of the decoded position adds to the quantization error; a
+        // neighbouring lattice point then usually lands within the bound.
+        let step = self.step;
+        let error = |q: [i32; 3], p: &[f32; 3]| -> f32 {
+            let back = pose.to_world(q.map(|v| v as f64 * step)).map(|c| c as f32);
+            (0..3).map(|a| (back[a] - p[a]).powi(2)).sum::<f32>().sqrt()
+        };
+        for (i, p) in positions.iter().enumerate() {
+            let q = [k[3 * i], k[3 * i + 1], k[3 * i + 2]];
+            if error(q, p) <= bound {
+                continue;
+            }
+            let best = (0..27)
+                .map(|o| [q[0] + o % 3 - 1, q[1] + (o / 3) % 3 - 1, q[2] + o / 9 - 1])
+                .map(|c| (error(c, p), c))
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .expect("27 candidates");
+            if best.0 > bound {
+                return Err(Error::invalid(format!(
+                    "frame {frame}, vertex {i}: cannot hold the {bound} bound in float32 at this distance from the head"
+                )));
+            }
+            k[3 * i..3 * i + 3].copy_from_slice(&best.1);
+        }
+        let ctx = LossyContext {
+            rest: &self.rest,
+            previous: if keyframe { None } else { self.previous.as_deref() },
+            before: if keyframe { None } else { self.before.as_deref() },
+            first_of_strand: &self.first_of_strand,
+        };
+        let (p, w) = codec::lossy_words(&ctx, &k, keyframe);
+        // History restarts at keyframes, exactly as a reader seeking to them sees it.
+        self.before = if keyframe { None } else { self.previous.take() };
+        self.previous = Some(k);
+        Ok((p, w))
     }
 
     /// Writes the index and footer and renames the file into place.

@@ -30,7 +30,7 @@ use tress_formats::skin::{MAX_ELIGIBLE, SkinModel};
 use super::qp::simplex_least_squares;
 use crate::error::{Error, Result};
 use crate::groom::Groom;
-use crate::guides::layout::GuideLayout;
+use crate::guides::layout::{GuideLayout, GuideRotations};
 use crate::guides::sparse::lasso_gram;
 use crate::guides::training::HeadFrames;
 
@@ -185,6 +185,16 @@ struct StrandStats {
     h: Vec<f64>,
 }
 
+impl StrandStats {
+    /// Empty statistics of a strand of `points` particles with `e` eligible guides.
+    fn new(e: usize, points: usize) -> StrandStats {
+        StrandStats {
+            e,
+            h: vec![0.0; tri(e) * points],
+        }
+    }
+}
+
 fn tri(e: usize) -> usize {
     e * (e + 1) / 2
 }
@@ -318,6 +328,108 @@ fn percentile(v: &mut [f32], q: f64) -> f32 {
     *v.select_nth_unstable_by(k, f32::total_cmp).1
 }
 
+/// Guide pairs that share an eligible set.
+fn shared_pairs(eligible: &[Vec<u32>]) -> Vec<[u32; 2]> {
+    let mut set = BTreeSet::new();
+    for e in eligible {
+        for (x, &a) in e.iter().enumerate() {
+            for &b in &e[x + 1..] {
+                set.insert([a, b]);
+            }
+        }
+    }
+    set.into_iter().collect()
+}
+
+/// Batches of the strands with eligible guides whose accumulators fit `budget` bytes.
+fn batches(layout: &GuideLayout, eligible: &[Vec<u32>], budget: usize) -> Vec<Vec<usize>> {
+    let bytes = |s: usize| tri(eligible[s].len()) * layout.counts[s] as usize * 8;
+    let mut batches: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut used = 0usize;
+    for s in (0..layout.strand_count()).filter(|&s| !eligible[s].is_empty()) {
+        if used + bytes(s) > budget && !batches.last().expect("one").is_empty() {
+            batches.push(Vec::new());
+            used = 0;
+        }
+        used += bytes(s);
+        batches.last_mut().expect("one").push(s);
+    }
+    batches
+}
+
+/// Adds one frame `x` to strand `s`'s statistics: per particle, the products of the
+/// differences between where each eligible guide carries it and where it is (001 Alg. 2's H).
+fn accumulate(
+    st: &mut StrandStats,
+    layout: &GuideLayout,
+    s: usize,
+    eligible: &[u32],
+    x: &[Vec3],
+    rot: &GuideRotations,
+) {
+    let e = st.e;
+    let me = layout.strand(s);
+    let cur = &x[layout.offsets[s]..layout.offsets[s + 1]];
+    let mut d = [Vec3::ZERO; MAX_ELIGIBLE];
+    for i in 0..me.len() {
+        for (k, &g) in eligible.iter().enumerate() {
+            d[k] = rot.carry(g as usize, i, me[i]) - cur[i];
+        }
+        let h = &mut st.h[i * tri(e)..(i + 1) * tri(e)];
+        let mut o = 0;
+        for a in 0..e {
+            for b in a..e {
+                h[o] += d[a].dot(d[b]) as f64;
+                o += 1;
+            }
+        }
+    }
+}
+
+/// A_ij, B_ij (001 §7.1) of one frame of guides `gp`: per pair, the squared differences of the
+/// stacked positions, and of the stacked velocities (from the frame before, `previous`).
+fn pair_differences(
+    pairs: &[[u32; 2]],
+    layout: &GuideLayout,
+    gp: &[Vec3],
+    previous: Option<&[Vec3]>,
+    fps: f32,
+) -> Vec<(f64, f64)> {
+    pairs
+        .par_iter()
+        .map(|&[a, b]| {
+            let (pa, pb) = (layout.guide(a as usize, gp), layout.guide(b as usize, gp));
+            let dp: f64 = pa
+                .iter()
+                .zip(pb)
+                .map(|(x, y)| x.distance_squared(*y) as f64)
+                .sum();
+            let dv = previous.map_or(0.0, |prev| {
+                let (qa, qb) = (layout.guide(a as usize, prev), layout.guide(b as usize, prev));
+                (0..pa.len().min(pb.len()))
+                    .map(|j| (((pa[j] - qa[j]) - (pb[j] - qb[j])) * fps).length_squared() as f64)
+                    .sum()
+            });
+            (dp, dv)
+        })
+        .collect()
+}
+
+/// The model's flat per-strand arrays: eligible guides and fitted sets.
+fn flatten(model: &mut SkinModel, eligible: &[Vec<u32>], sets: &[Vec<KeptSet>]) {
+    model.eligible_start.push(0);
+    model.set_start.push(0);
+    for s in 0..eligible.len() {
+        model.eligible.extend(&eligible[s]);
+        model.eligible_start.push(model.eligible.len() as u32);
+        for (mask, coefs) in &sets[s] {
+            model.set_mask.push(*mask);
+            model.coefs.extend(coefs);
+        }
+        model.set_start.push(model.set_mask.len() as u32);
+    }
+}
+
 /// Fits the skinning model of `rest` (the prepared groom, head frame) with guide strands
 /// `guides` on the frames of `training` (a full simulation of the same groom).
 pub fn fit(
@@ -336,33 +448,11 @@ pub fn fit(
     let frames = training.len();
     let eligible = eligible_guides(&layout, training, opts, progress)?;
     let mut passes = 1;
-    // Guide pairs that share an eligible set.
-    let pairs: Vec<[u32; 2]> = {
-        let mut set = BTreeSet::new();
-        for e in &eligible {
-            for (x, &a) in e.iter().enumerate() {
-                for &b in &e[x + 1..] {
-                    set.insert([a, b]);
-                }
-            }
-        }
-        set.into_iter().collect()
-    };
+    let pairs = shared_pairs(&eligible);
     let mut pair_a = vec![0.0f64; pairs.len()];
     // Every frame's squared velocity discrepancy per pair, for its 99th percentile.
     let mut pair_dv: Vec<Vec<f32>> = vec![Vec::with_capacity(frames); pairs.len()];
-    // Batches of strands whose accumulators fit the budget.
-    let bytes = |s: usize| tri(eligible[s].len()) * layout.counts[s] as usize * 8;
-    let mut batches: Vec<Vec<usize>> = vec![Vec::new()];
-    let mut used = 0usize;
-    for s in (0..n).filter(|&s| !eligible[s].is_empty()) {
-        if used + bytes(s) > opts.memory_budget && !batches.last().expect("one").is_empty() {
-            batches.push(Vec::new());
-            used = 0;
-        }
-        used += bytes(s);
-        batches.last_mut().expect("one").push(s);
-    }
+    let batches = batches(&layout, &eligible, opts.memory_budget);
     let poly = PolyFit::new((0..n).map(|s| layout.counts[s] as usize).filter(|&c| c > 0));
     let mut sets: Vec<Vec<(u16, Vec<[f32; 3]>)>> = vec![Vec::new(); n];
     let mut objective = 0.0f64;
@@ -370,13 +460,7 @@ pub fn fit(
     for (bi, batch) in batches.iter().enumerate() {
         let mut stats: Vec<StrandStats> = batch
             .iter()
-            .map(|&s| {
-                let e = eligible[s].len();
-                StrandStats {
-                    e,
-                    h: vec![0.0; tri(e) * layout.counts[s] as usize],
-                }
-            })
+            .map(|&s| StrandStats::new(eligible[s].len(), layout.counts[s] as usize))
             .collect();
         let mut previous: Option<Vec<Vec3>> = None;
         for f in 0..frames {
@@ -384,46 +468,10 @@ pub fn fit(
             let gp = layout.extract(&x);
             let rot = layout.rotations(&gp);
             stats.par_iter_mut().zip(batch).for_each(|(st, &s)| {
-                let e = st.e;
-                let me = layout.strand(s);
-                let cur = &x[layout.offsets[s]..layout.offsets[s + 1]];
-                let mut d = [Vec3::ZERO; MAX_ELIGIBLE];
-                for i in 0..me.len() {
-                    for (k, &g) in eligible[s].iter().enumerate() {
-                        d[k] = rot.carry(g as usize, i, me[i]) - cur[i];
-                    }
-                    let h = &mut st.h[i * tri(e)..(i + 1) * tri(e)];
-                    let mut o = 0;
-                    for a in 0..e {
-                        for b in a..e {
-                            h[o] += d[a].dot(d[b]) as f64;
-                            o += 1;
-                        }
-                    }
-                }
+                accumulate(st, &layout, s, &eligible[s], &x, &rot);
             });
             if bi == 0 {
-                // A_ij, B_ij (001 §7.1): squared differences of the stacked positions, and of the
-                // stacked velocities (from the frame before).
-                let fps = training.fps as f32;
-                let diffs: Vec<(f64, f64)> = pairs
-                    .par_iter()
-                    .map(|&[a, b]| {
-                        let (pa, pb) = (layout.guide(a as usize, &gp), layout.guide(b as usize, &gp));
-                        let dp: f64 = pa
-                            .iter()
-                            .zip(pb)
-                            .map(|(x, y)| x.distance_squared(*y) as f64)
-                            .sum();
-                        let dv = previous.as_ref().map_or(0.0, |prev| {
-                            let (qa, qb) = (layout.guide(a as usize, prev), layout.guide(b as usize, prev));
-                            (0..pa.len().min(pb.len()))
-                                .map(|j| (((pa[j] - qa[j]) - (pb[j] - qb[j])) * fps).length_squared() as f64)
-                                .sum()
-                        });
-                        (dp, dv)
-                    })
-                    .collect();
+                let diffs = pair_differences(&pairs, &layout, &gp, previous.as_deref(), training.fps as f32);
                 for (k, (dp, dv)) in diffs.into_iter().enumerate() {
                     pair_a[k] += dp;
                     if previous.is_some() {
@@ -433,15 +481,11 @@ pub fn fit(
                 previous = Some(gp);
             }
             if f % 25 == 0 || f + 1 == frames {
-                progress(&format!(
-                    "skinning statistics{}: frame {}/{frames}",
-                    if batches.len() > 1 {
-                        format!(" (batch {}/{})", bi + 1, batches.len())
-                    } else {
-                        String::new()
-                    },
-                    f + 1
-                ));
+                let of = match batches.len() {
+                    1 => String::new(),
+                    b => format!(" (batch {}/{b})", bi + 1),
+                };
+                progress(&format!("skinning statistics{of}: frame {}/{frames}", f + 1));
             }
         }
         passes += 1;
@@ -475,17 +519,7 @@ pub fn fit(
         pair_b: pair_dv.iter_mut().map(|v| percentile(v, 0.99)).collect(),
         ..Default::default()
     };
-    model.eligible_start.push(0);
-    model.set_start.push(0);
-    for s in 0..n {
-        model.eligible.extend(&eligible[s]);
-        model.eligible_start.push(model.eligible.len() as u32);
-        for (mask, coefs) in &sets[s] {
-            model.set_mask.push(*mask);
-            model.coefs.extend(coefs);
-        }
-        model.set_start.push(model.set_mask.len() as u32);
-    }
+    flatten(&mut model, &eligible, &sets);
     let normals = eligible.iter().filter(|e| !e.is_empty()).count().max(1);
     let report = FitReport {
         frames,

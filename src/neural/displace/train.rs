@@ -13,10 +13,10 @@
 //! do; `data = 0` is the paper's loss.
 
 use std::path::Path;
-use std::time::Instant;
 
 use burn::module::AutodiffModule;
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::optim::adaptor::OptimizerAdaptor;
+use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
 use burn::prelude::*;
 use burn::record::Recorder;
 use burn::tensor::activation::log_sigmoid;
@@ -33,6 +33,7 @@ use crate::neural::grid::UNIT_CM;
 use crate::neural::interp::InterpConfig;
 use crate::neural::interp::carry::Blend;
 use crate::neural::interp::model::{WeightNet, interpolate, neighbourhood};
+use crate::neural::train_loop::{Schedule, Standing, Steps};
 
 /// The `[displace]` section of a training config.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -221,15 +222,9 @@ fn lift<B: AutodiffBackend, const D: usize>(t: Tensor<B::InnerBackend, D>) -> Te
     Tensor::from_inner(t)
 }
 
-/// Where a displacement training stands (saved in checkpoints).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct DisplaceProgress {
-    pub step: usize,
-    pub best: Option<(usize, DisplaceValidation)>,
-    /// (step, critic loss, generator adversarial loss, generator L1 in cm).
-    pub history: Vec<(usize, f32, f32, f32)>,
-    pub validations: Vec<(usize, DisplaceValidation)>,
-}
+/// Where a displacement training stands (saved in checkpoints); its history keeps (step, critic
+/// loss, generator adversarial loss, generator L1 in cm).
+pub type DisplaceProgress = Standing<DisplaceValidation, (usize, f32, f32, f32)>;
 
 /// One line of progress.
 pub struct DisplaceStep<'a> {
@@ -272,102 +267,66 @@ pub fn gen_from_bytes<B: Backend>(
     module_from_bytes(o.generator(cfg).init::<B>(dev), bytes, dev, path)
 }
 
-/// Trains F_β against D_γ with W_θ (`interp`) fixed. Checkpoints as the interpolator's training
-/// (`checkpoint`: path and whether to resume from it).
-#[allow(clippy::too_many_arguments)]
-pub fn train<B: AutodiffBackend>(
-    cfg: &InterpConfig,
-    o: &DisplaceOptions,
-    interp: &WeightNet<B::InnerBackend>,
-    train: &GridFrames,
-    val: &GridFrames,
-    dev: &B::Device,
-    checkpoint: Option<(&Path, bool)>,
-    report: &mut dyn FnMut(&DisplaceStep) -> bool,
-) -> Result<TrainedDisplace<B::InnerBackend>> {
-    o.validate()?;
-    o.check_grid(&cfg.grid)?;
-    let spec = cfg.grid;
-    // What the generator is trained against: W_θ's weights and the batch (a checkpoint made
-    // against another W_θ must not be resumed).
-    let against = {
-        use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        h.update(module_to_bytes(interp));
-        h.update((cfg.train.batch as u64).to_le_bytes());
-        format!("{:x}", h.finalize())
-    };
-    if train.grid.spec != spec || val.grid.spec != spec {
-        return Err(Error::Invalid("the data's grid is not the config's".into()));
+type GenOptimizer<B> = OptimizerAdaptor<Adam, DisplaceNet<B>, B>;
+type CriticOptimizer<B> = OptimizerAdaptor<Adam, Critic<B>, B>;
+
+/// The generator's and critic's training state between steps
+/// ([`crate::neural::train_loop`]).
+struct FTraining<'a, B: AutodiffBackend> {
+    cfg: &'a InterpConfig,
+    o: &'a DisplaceOptions,
+    interp: &'a WeightNet<B::InnerBackend>,
+    train: &'a GridFrames,
+    val: &'a GridFrames,
+    /// What the generator is trained against (W_θ's weights and the batch), in checkpoints.
+    against: String,
+    /// Taken while a step updates them.
+    fnet: Option<DisplaceNet<B>>,
+    critic: Option<Critic<B>>,
+    opt_g: GenOptimizer<B>,
+    opt_d: CriticOptimizer<B>,
+    progress: DisplaceProgress,
+    best_bytes: Option<Vec<u8>>,
+    /// W_θ's rest features of each crop corner (k² of them), computed once each.
+    rest_f: Vec<Option<crate::neural::interp::model::RestFeatures<B::InnerBackend>>>,
+    dev: &'a B::Device,
+    report: &'a mut dyn FnMut(&DisplaceStep) -> bool,
+}
+
+impl<B: AutodiffBackend> FTraining<'_, B> {
+    fn fnet(&self) -> &DisplaceNet<B> {
+        self.fnet.as_ref().expect("the generator is back after each step")
     }
-    let batch = cfg.train.batch;
-    if train.len() < batch {
-        return Err(Error::Invalid(format!(
-            "{} training frames; a step needs {batch} consecutive frames",
-            train.len()
-        )));
+}
+
+impl<B: AutodiffBackend> Steps for FTraining<'_, B> {
+    type Validation = DisplaceValidation;
+    type History = (usize, f32, f32, f32);
+
+    fn standing(&mut self) -> &mut DisplaceProgress {
+        &mut self.progress
     }
-    let mut fnet = init_gen::<B>(cfg, o, dev);
-    let mut critic = init_critic::<B>(cfg, o, dev);
-    let mut opt_g = AdamConfig::new().with_epsilon(1e-8).init::<B, DisplaceNet<B>>();
-    let mut opt_d = AdamConfig::new().with_epsilon(1e-8).init::<B, Critic<B>>();
-    let mut progress = DisplaceProgress::default();
-    let mut best_bytes: Option<Vec<u8>> = None;
-    if let Some((path, true)) = checkpoint
-        && path.exists()
-    {
-        let f = NeuralFile::read(path)?;
-        let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
-        let saved: DisplaceOptions = serde_json::from_value(f.header["displace"].clone())
-            .map_err(|e| bad(&format!("no displacement options: {e}")))?;
-        let same = |x: &DisplaceOptions| DisplaceOptions {
-            steps: 0,
-            max_minutes: None,
-            ..x.clone()
-        };
-        if same(&saved) != same(o) || f.header["grid"] != serde_json::json!(spec) {
-            return Err(bad(
-                "the checkpoint was made with other displacement options; remove it or train with those",
-            ));
-        }
-        if f.header["against"] != serde_json::json!(against) {
-            return Err(bad(
-                "the checkpoint was trained against another interpolator (or batch); remove it to start over",
-            ));
-        }
-        progress = serde_json::from_value(f.header["progress"].clone())
-            .map_err(|e| bad(&format!("no progress: {e}")))?;
-        let section = |n: &str| f.section(n).ok_or_else(|| bad(&format!("no {n}")));
-        fnet = module_from_bytes(fnet, section("generator")?, dev, path)?;
-        critic = module_from_bytes(critic, section("critic")?, dev, path)?;
-        let load = |n: &str| {
-            Recorder::<B>::load(&Rec::default(), section(n)?.to_vec(), dev)
-                .map_err(|e| bad(&format!("the {n} state does not load: {e}")))
-        };
-        opt_g = opt_g.load_record(load("generator_optimizer")?);
-        opt_d = opt_d.load_record(load("critic_optimizer")?);
-        best_bytes = f.section("best").map(|b| b.to_vec());
-    }
-    let k = spec.stride;
-    let size = spec.n - k;
-    let inner_dev = dev.clone();
-    let started = Instant::now();
-    let mut last = Instant::now();
-    let mut stopped_early = false;
-    let mut rest_f: Vec<Option<crate::neural::interp::model::RestFeatures<B::InnerBackend>>> =
-        vec![None; k * k];
-    while progress.step < o.steps {
-        let step = progress.step;
+
+    /// One batch of consecutive frames of one crop: D_γ `critic_steps` times with the
+    /// generator's current output held fixed, then F_β once (Eq. 10).
+    fn step(&mut self, step: usize) -> Result<()> {
+        let (cfg, o) = (self.cfg, self.o);
+        let batch = cfg.train.batch;
+        let k = cfg.grid.stride;
+        let size = cfg.grid.n - k;
+        let inner_dev = self.dev.clone();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
             o.seed ^ (step as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
         );
-        let first = rng.random_range(0..=train.len() - batch);
+        let first = rng.random_range(0..=self.train.len() - batch);
         let corner = (rng.random_range(0..k), rng.random_range(0..k));
         // W_θ, fixed, on the inner backend.
-        let bt = train.batch::<B::InnerBackend>(first, batch, corner, size, cfg.net.blend, &inner_dev);
-        // Rest features of a crop depend on the corner: recomputed unless the same.
+        let bt = self
+            .train
+            .batch::<B::InnerBackend>(first, batch, corner, size, cfg.net.blend, &inner_dev);
         // W_θ's rest features depend only on the crop: once per corner (k² of them).
-        let rf = rest_f[corner.0 * k + corner.1]
+        let interp = self.interp;
+        let rf = self.rest_f[corner.0 * k + corner.1]
             .get_or_insert_with(|| interp.rest_features(channels_first(bt.rest.clone())));
         let (s, hood) = interpolated(interp, rf, &bt, k);
         let coarse = rf.coarse.clone();
@@ -380,6 +339,8 @@ pub fn train<B: AutodiffBackend>(
             lift::<B, 6>(hood.clone()),
             lift::<B, 5>(coarse),
         );
+        let fnet = self.fnet.take().expect("the generator is back after each step");
+        let mut critic = self.critic.take().expect("the critic is back after each step");
         // D_γ: `critic_steps` updates with the generator's current output held fixed.
         let fixed = {
             let ds = fnet
@@ -394,7 +355,7 @@ pub fn train<B: AutodiffBackend>(
             .mean();
             critic_loss += l.clone().into_scalar().elem::<f32>() / o.critic_steps as f32;
             let grads = GradientsParams::from_grads(l.backward(), &critic);
-            critic = opt_d.step(o.lr, critic, grads);
+            critic = self.opt_d.step(o.lr, critic, grads);
         }
         // F_β: one update.
         let ds = fnet.forward(coarse_a, guides).permute([0, 2, 3, 4, 1]);
@@ -411,86 +372,207 @@ pub fn train<B: AutodiffBackend>(
             )));
         }
         let grads = GradientsParams::from_grads(total.backward(), &fnet);
-        fnet = opt_g.step(o.generator_lr.unwrap_or(o.lr), fnet, grads);
-        progress.step += 1;
-        progress.history.push((step, critic_loss, adv_v, l1_v * UNIT_CM));
-        let per_step = last.elapsed().as_secs_f64();
-        last = Instant::now();
-        let out_of_time = o
-            .max_minutes
-            .is_some_and(|m| started.elapsed().as_secs_f64() > m * 60.0);
-        let done = progress.step == o.steps || out_of_time;
-        let mut validation = None;
-        if (o.validate_every > 0 && progress.step.is_multiple_of(o.validate_every)) || done {
-            let v = validate(interp, &fnet.valid(), val, batch, cfg.net.blend, &inner_dev);
-            if progress.best.is_none_or(|(_, b)| v.rmse_cm < b.rmse_cm) {
-                progress.best = Some((progress.step, v));
-                best_bytes = Some(module_to_bytes(&fnet.valid()));
-            }
-            progress.validations.push((progress.step, v));
-            validation = Some(v);
-        }
-        let go_on = report(&DisplaceStep {
-            step: progress.step,
-            steps: o.steps,
-            critic: critic_loss,
-            adversarial: adv_v,
-            l1_cm: l1_v * UNIT_CM,
-            seconds_per_step: per_step,
-            validation: validation.as_ref(),
-        });
-        let interrupted = !go_on && !done;
-        if let Some((path, _)) = checkpoint
-            && ((o.checkpoint_every > 0 && progress.step.is_multiple_of(o.checkpoint_every))
-                || done
-                || interrupted)
-        {
-            let mut sections = vec![
-                ("generator".to_string(), module_to_bytes(&fnet)),
-                ("critic".to_string(), module_to_bytes(&critic)),
-                (
-                    "generator_optimizer".to_string(),
-                    Rec::default()
-                        .record(opt_g.to_record(), ())
-                        .map_err(|e| Error::Runtime(format!("optimizer state: {e}")))?,
-                ),
-            ];
-            sections.push((
-                "critic_optimizer".to_string(),
-                Rec::default()
-                    .record(opt_d.to_record(), ())
-                    .map_err(|e| Error::Runtime(format!("optimizer state: {e}")))?,
-            ));
-            if let Some(bb) = &best_bytes {
-                sections.push(("best".into(), bb.clone()));
-            }
-            NeuralFile {
-                header: serde_json::json!({
-                    "kind": "displace-checkpoint",
-                    "displace": o,
-                    "grid": spec,
-                    "against": against,
-                    "progress": progress,
-                    "build": crate::build_id(),
-                }),
-                sections,
-            }
-            .write(path)?;
-        }
-        if out_of_time || interrupted {
-            stopped_early = progress.step < o.steps;
-            break;
-        }
+        self.fnet = Some(self.opt_g.step(o.generator_lr.unwrap_or(o.lr), fnet, grads));
+        self.critic = Some(critic);
+        self.progress
+            .history
+            .push((step, critic_loss, adv_v, l1_v * UNIT_CM));
+        Ok(())
     }
-    let fnet = match &best_bytes {
-        Some(bb) => gen_from_bytes::<B::InnerBackend>(cfg, o, bb, &inner_dev, Path::new("best"))?,
-        None => fnet.valid(),
+
+    fn validate(&mut self) -> Result<Option<DisplaceValidation>> {
+        let batch = self.cfg.train.batch;
+        Ok(Some(validate(
+            self.interp,
+            &self.fnet().valid(),
+            self.val,
+            batch,
+            self.cfg.net.blend,
+            self.dev,
+        )))
+    }
+
+    fn better(&self, v: &DisplaceValidation, best: &DisplaceValidation) -> bool {
+        v.rmse_cm < best.rmse_cm
+    }
+
+    fn keep_best(&mut self) -> Result<()> {
+        self.best_bytes = Some(module_to_bytes(&self.fnet().valid()));
+        Ok(())
+    }
+
+    fn report(
+        &mut self,
+        step: usize,
+        seconds_per_step: f64,
+        validation: Option<&DisplaceValidation>,
+    ) -> bool {
+        let &(_, critic, adversarial, l1_cm) = self.progress.history.last().expect("a step was taken");
+        (self.report)(&DisplaceStep {
+            step,
+            steps: self.o.steps,
+            critic,
+            adversarial,
+            l1_cm,
+            seconds_per_step,
+            validation,
+        })
+    }
+
+    fn checkpoint(&mut self, path: &Path) -> Result<()> {
+        let state = |e: burn::record::RecorderError| Error::Runtime(format!("optimizer state: {e}"));
+        let mut sections = vec![
+            ("generator".to_string(), module_to_bytes(self.fnet())),
+            (
+                "critic".to_string(),
+                module_to_bytes(self.critic.as_ref().expect("the critic is back after each step")),
+            ),
+            (
+                "generator_optimizer".to_string(),
+                Rec::default().record(self.opt_g.to_record(), ()).map_err(state)?,
+            ),
+            (
+                "critic_optimizer".to_string(),
+                Rec::default().record(self.opt_d.to_record(), ()).map_err(state)?,
+            ),
+        ];
+        if let Some(bb) = &self.best_bytes {
+            sections.push(("best".into(), bb.clone()));
+        }
+        NeuralFile {
+            header: serde_json::json!({
+                "kind": "displace-checkpoint",
+                "displace": self.o,
+                "grid": self.cfg.grid,
+                "against": self.against,
+                "progress": self.progress,
+                "build": crate::build_id(),
+            }),
+            sections,
+        }
+        .write(path)
+    }
+}
+
+/// What the generator is trained against: W_θ's weights and the batch (a checkpoint made
+/// against another W_θ must not be resumed).
+fn against<B: Backend>(cfg: &InterpConfig, interp: &WeightNet<B>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(module_to_bytes(interp));
+    h.update((cfg.train.batch as u64).to_le_bytes());
+    format!("{:x}", h.finalize())
+}
+
+/// Resumes `f` from the checkpoint at `path`, refusing one made with other options or against
+/// another interpolator.
+fn resume<B: AutodiffBackend>(f: &mut FTraining<B>, path: &Path) -> Result<()> {
+    let file = NeuralFile::read(path)?;
+    let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
+    let saved: DisplaceOptions = serde_json::from_value(file.header["displace"].clone())
+        .map_err(|e| bad(&format!("no displacement options: {e}")))?;
+    let same = |x: &DisplaceOptions| DisplaceOptions {
+        steps: 0,
+        max_minutes: None,
+        ..x.clone()
+    };
+    if same(&saved) != same(f.o) || file.header["grid"] != serde_json::json!(f.cfg.grid) {
+        return Err(bad(
+            "the checkpoint was made with other displacement options; remove it or train with those",
+        ));
+    }
+    if file.header["against"] != serde_json::json!(f.against) {
+        return Err(bad(
+            "the checkpoint was trained against another interpolator (or batch); remove it to start over",
+        ));
+    }
+    f.progress = serde_json::from_value(file.header["progress"].clone())
+        .map_err(|e| bad(&format!("no progress: {e}")))?;
+    let section = |n: &str| file.section(n).ok_or_else(|| bad(&format!("no {n}")));
+    let dev = f.dev;
+    f.fnet = Some(module_from_bytes(
+        f.fnet.take().expect("a generator"),
+        section("generator")?,
+        dev,
+        path,
+    )?);
+    f.critic = Some(module_from_bytes(
+        f.critic.take().expect("a critic"),
+        section("critic")?,
+        dev,
+        path,
+    )?);
+    let load = |n: &str| {
+        Recorder::<B>::load(&Rec::default(), section(n)?.to_vec(), dev)
+            .map_err(|e| bad(&format!("the {n} state does not load: {e}")))
+    };
+    f.opt_g = f.opt_g.clone().load_record(load("generator_optimizer")?);
+    f.opt_d = f.opt_d.clone().load_record(load("critic_optimizer")?);
+    f.best_bytes = file.section("best").map(|b| b.to_vec());
+    Ok(())
+}
+
+/// Trains F_β against D_γ with W_θ (`interp`) fixed. Checkpoints as the interpolator's training
+/// (`checkpoint`: path and whether to resume from it).
+#[allow(clippy::too_many_arguments)]
+pub fn train<B: AutodiffBackend>(
+    cfg: &InterpConfig,
+    o: &DisplaceOptions,
+    interp: &WeightNet<B::InnerBackend>,
+    train: &GridFrames,
+    val: &GridFrames,
+    dev: &B::Device,
+    checkpoint: Option<(&Path, bool)>,
+    report: &mut dyn FnMut(&DisplaceStep) -> bool,
+) -> Result<TrainedDisplace<B::InnerBackend>> {
+    o.validate()?;
+    o.check_grid(&cfg.grid)?;
+    let spec = cfg.grid;
+    let against = against(cfg, interp);
+    if train.grid.spec != spec || val.grid.spec != spec {
+        return Err(Error::Invalid("the data's grid is not the config's".into()));
+    }
+    let batch = cfg.train.batch;
+    if train.len() < batch {
+        return Err(Error::Invalid(format!(
+            "{} training frames; a step needs {batch} consecutive frames",
+            train.len()
+        )));
+    }
+    let k = spec.stride;
+    let mut f = FTraining {
+        cfg,
+        o,
+        interp,
+        train,
+        val,
+        against,
+        fnet: Some(init_gen::<B>(cfg, o, dev)),
+        critic: Some(init_critic::<B>(cfg, o, dev)),
+        opt_g: AdamConfig::new().with_epsilon(1e-8).init::<B, DisplaceNet<B>>(),
+        opt_d: AdamConfig::new().with_epsilon(1e-8).init::<B, Critic<B>>(),
+        progress: DisplaceProgress::default(),
+        best_bytes: None,
+        rest_f: vec![None; k * k],
+        dev,
+        report,
+    };
+    if let Some((path, true)) = checkpoint
+        && path.exists()
+    {
+        resume(&mut f, path)?;
+    }
+    let schedule = Schedule::new(o.steps, o.validate_every, o.checkpoint_every, o.max_minutes);
+    let ended = crate::neural::train_loop::run(&mut f, &schedule, checkpoint.map(|c| c.0))?;
+    let fnet = match &f.best_bytes {
+        Some(bb) => gen_from_bytes::<B::InnerBackend>(cfg, o, bb, dev, Path::new("best"))?,
+        None => f.fnet().valid(),
     };
     Ok(TrainedDisplace {
         fnet,
-        progress,
-        seconds: started.elapsed().as_secs_f64(),
-        stopped_early,
+        progress: f.progress,
+        seconds: ended.seconds,
+        stopped_early: ended.stopped_early,
     })
 }
 

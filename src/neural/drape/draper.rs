@@ -11,8 +11,8 @@ use burn::tensor::Tensor;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
+use super::network::{DrapeModel, latent_of};
 use super::solve::{AdamOptions, LbfgsOptions, SolveReport, adam, energy_at, lbfgs};
-use super::train::{DrapeModel, latent_of};
 use super::xpbd::{XpbdOptions, xpbd};
 use super::{DrapeMaterial, DrapeSubject, HeadRotation, Posed};
 use crate::collide::Colliders;

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
+use super::config::GroomEntry;
 use super::pose::neck_pivot;
-use super::train::GroomEntry;
 use super::{DrapeGroom, DrapeMaterial, DrapeSubject};
 use crate::collide::body;
 use crate::error::{Error, Result};

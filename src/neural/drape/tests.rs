@@ -305,7 +305,7 @@ fn a_mirrored_groom_in_the_mirrored_pose_drapes_mirrored_on_the_procedural_body(
 #[test]
 fn raised_shoulders_hold_the_draped_hair_higher() {
     use crate::collide::BodyShape;
-    let entry = super::train::GroomEntry {
+    let entry = super::config::GroomEntry {
         name: "wavy".into(),
         groom: "wavy".into(),
         strands: Some(200),
@@ -357,7 +357,7 @@ fn raised_shoulders_hold_the_draped_hair_higher() {
         draped0.gravity_potential
     );
     // The same subject on a head-only body: no shoulders to raise.
-    let head_only = super::train::GroomEntry {
+    let head_only = super::config::GroomEntry {
         body: Some("head_only".into()),
         ..entry
     };

@@ -3,7 +3,7 @@
 //! carrying the particle's rest offset, [`super::carry`]), and the grid comes
 //! back to the groom's strands ([`crate::neural::grid::UvGrid::scatter`]). The rest features are
 //! computed once. Guides keep their simulated positions; every other strand gets its rest segment
-//! lengths back by follow-the-leader ([`crate::guides::length`]). A model with a fine-scale
+//! lengths back by follow-the-leader ([`crate::sim::inextensible`]). A model with a fine-scale
 //! displacement generator (000 §4.3, [`crate::neural::displace`]) adds Δs = F_β(s̄*, g) (Eq. 9)
 //! to the grid before the transfer back, unless it is switched off
 //! ([`NeuralInterpolator::without_displacement`], the ablation row).
@@ -84,7 +84,7 @@ impl<B: Backend> NeuralInterpolator<B> {
             guide_slots,
             last: None,
             last_weights: std::sync::OnceLock::new(),
-            segments: crate::guides::length::rest_segments(&layout.rest, &layout.counts),
+            segments: crate::sim::inextensible::rest_segments(&layout.rest, &layout.counts),
             layout,
             blend: cfg.net.blend,
             rest_net,
@@ -218,7 +218,7 @@ where
         let (grid, segments, offsets) = (&self.grid, &self.segments, &self.layout.offsets);
         self.layout.fill(frame.guides, out, |s, dst| {
             grid.scatter_strand(s, &cells, dst);
-            crate::guides::length::keep_lengths(dst, &segments[offsets[s]..offsets[s + 1]]);
+            crate::sim::inextensible::follow_the_leader(dst, &segments[offsets[s]..offsets[s + 1]]);
         });
         self.time += t0.elapsed();
         Ok(())

@@ -6,10 +6,10 @@
 //! draws exactly what the uninterrupted run would have drawn.
 
 use std::path::Path;
-use std::time::Instant;
 
 use burn::module::AutodiffModule;
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::optim::adaptor::OptimizerAdaptor;
+use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
 use burn::prelude::*;
 use burn::record::Recorder;
 use burn::tensor::backend::AutodiffBackend;
@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::neural::data::{GridFrames, channels_first};
 use crate::neural::file::{NeuralFile, Rec, module_from_bytes, module_to_bytes, seeded_init};
 use crate::neural::grid::{GridSpec, UNIT_CM};
+use crate::neural::train_loop::{Schedule, Standing, Steps};
 
 /// The network options of a training config.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -221,14 +222,9 @@ pub fn validate<B: Backend>(
     }
 }
 
-/// Where a training run stands (saved in checkpoints).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Progress {
-    pub step: usize,
-    pub best: Option<(usize, Validation)>,
-    pub history: Vec<(usize, f32)>,
-    pub validations: Vec<(usize, Validation)>,
-}
+/// Where a training run stands (saved in checkpoints): steps, best validation, the loss of
+/// every step, every validation.
+pub type Progress = Standing<Validation, (usize, f32)>;
 
 /// One line of training progress.
 pub struct StepReport<'a> {
@@ -249,6 +245,176 @@ pub struct Trained<B: Backend> {
     pub progress: Progress,
     pub seconds: f64,
     pub stopped_early: bool,
+}
+
+type WOptimizer<B> = OptimizerAdaptor<Adam, WeightNet<B>, B>;
+
+/// W_θ's training state between steps ([`crate::neural::train_loop`]).
+struct WTraining<'a, B: AutodiffBackend> {
+    cfg: &'a InterpConfig,
+    train: &'a GridFrames,
+    val: &'a GridFrames,
+    dev: &'a B::Device,
+    /// Taken while a step updates it.
+    net: Option<WeightNet<B>>,
+    optim: WOptimizer<B>,
+    progress: Progress,
+    best_bytes: Option<Vec<u8>>,
+    /// The last step's loss terms (total, data, length, snap, tempo).
+    terms: [f32; 5],
+    report: &'a mut dyn FnMut(&StepReport) -> bool,
+}
+
+impl<B: AutodiffBackend> WTraining<'_, B> {
+    fn net(&self) -> &WeightNet<B> {
+        self.net.as_ref().expect("the network is back after each step")
+    }
+}
+
+impl<B: AutodiffBackend> Steps for WTraining<'_, B> {
+    type Validation = Validation;
+    type History = (usize, f32);
+
+    fn standing(&mut self) -> &mut Progress {
+        &mut self.progress
+    }
+
+    /// Adam on one batch of `train.batch` consecutive frames of one random crop, the snap
+    /// term ramped in over the first `snap_ramp` of the steps.
+    fn step(&mut self, step: usize) -> Result<()> {
+        let (cfg, t) = (self.cfg, &self.cfg.train);
+        let k = cfg.grid.stride;
+        let size = cfg.grid.n - k;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+            t.seed ^ (step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        let first = rng.random_range(0..=self.train.len() - t.batch);
+        let corner = (rng.random_range(0..k), rng.random_range(0..k));
+        let b = self
+            .train
+            .batch::<B>(first, t.batch, corner, size, cfg.net.blend, self.dev);
+        let net = self.net.take().expect("the network is back after each step");
+        let rf = net.rest_features(channels_first(b.rest.clone()));
+        let om = net.weights(&rf, channels_first(b.guides.clone()));
+        let hood = b.hood.clone();
+        let s = interpolate(om, hood.clone());
+        let ramp = if t.snap_ramp > 0.0 {
+            (step as f64 / (t.snap_ramp * t.steps as f64)).min(1.0)
+        } else {
+            1.0
+        };
+        let terms = loss(s, b.target, b.rest, hood, b.mask, &cfg.loss, ramp);
+        let total = terms.value;
+        if !total.is_finite() {
+            return Err(Error::Runtime(format!(
+                "training diverged at step {step} (loss is not finite); lower `train.lr`"
+            )));
+        }
+        let grads = GradientsParams::from_grads(terms.total.backward(), &net);
+        self.net = Some(self.optim.step(t.lr, net, grads));
+        self.progress.history.push((step, total));
+        self.terms = [total, terms.data, terms.length, terms.snap, terms.tempo];
+        Ok(())
+    }
+
+    fn validate(&mut self) -> Result<Option<Validation>> {
+        let t = &self.cfg.train;
+        Ok(Some(validate(
+            &self.net().valid(),
+            self.val,
+            t.batch,
+            self.cfg.net.blend,
+            self.dev,
+        )))
+    }
+
+    fn better(&self, v: &Validation, best: &Validation) -> bool {
+        v.rmse_cm < best.rmse_cm
+    }
+
+    fn keep_best(&mut self) -> Result<()> {
+        self.best_bytes = Some(net_to_bytes(&self.net().valid()));
+        Ok(())
+    }
+
+    fn report(&mut self, step: usize, seconds_per_step: f64, validation: Option<&Validation>) -> bool {
+        let [total, data, length, snap, tempo] = self.terms;
+        (self.report)(&StepReport {
+            step,
+            steps: self.cfg.train.steps,
+            total,
+            data,
+            length,
+            snap,
+            tempo,
+            seconds_per_step,
+            validation,
+        })
+    }
+
+    fn checkpoint(&mut self, path: &Path) -> Result<()> {
+        let optimizer = Rec::default()
+            .record(self.optim.to_record(), ())
+            .map_err(|e| Error::Runtime(format!("optimizer state: {e}")))?;
+        let mut sections = vec![
+            ("weights".to_string(), net_to_bytes(self.net())),
+            ("optimizer".to_string(), optimizer),
+        ];
+        if let Some(b) = &self.best_bytes {
+            sections.push(("best".into(), b.clone()));
+        }
+        NeuralFile {
+            header: serde_json::json!({
+                "kind": "interp-checkpoint",
+                "config": self.cfg,
+                "progress": self.progress,
+                "build": crate::build_id(),
+            }),
+            sections,
+        }
+        .write(path)
+    }
+}
+
+/// A checkpoint's network, optimizer state, progress and best weights, refused when it was
+/// made with another training config (the step count, time budget and displacement options do
+/// not change W_θ's training).
+#[allow(clippy::type_complexity)]
+fn resume<B: AutodiffBackend>(
+    cfg: &InterpConfig,
+    path: &Path,
+    optim: WOptimizer<B>,
+    dev: &B::Device,
+) -> Result<(WeightNet<B>, WOptimizer<B>, Progress, Option<Vec<u8>>)> {
+    let f = NeuralFile::read(path)?;
+    let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
+    let saved: InterpConfig = serde_json::from_value(f.header["config"].clone())
+        .map_err(|e| bad(&format!("no training config: {e}")))?;
+    let same = |c: &InterpConfig| {
+        let mut c = c.clone();
+        c.train.steps = 0;
+        c.train.max_minutes = None;
+        c.displace = None;
+        c
+    };
+    if same(&saved) != same(cfg) {
+        return Err(bad(
+            "the checkpoint was made with another training config; remove it or train with that config",
+        ));
+    }
+    let progress = serde_json::from_value(f.header["progress"].clone())
+        .map_err(|e| bad(&format!("no progress: {e}")))?;
+    let net = net_from_bytes(
+        cfg,
+        f.section("weights").ok_or_else(|| bad("no weights"))?,
+        dev,
+        path,
+    )?;
+    let o = f.section("optimizer").ok_or_else(|| bad("no optimizer state"))?;
+    let rec = Recorder::<B>::load(&Rec::default(), o.to_vec(), dev)
+        .map_err(|e| bad(&format!("the optimizer state does not load: {e}")))?;
+    let best = f.section("best").map(|b| b.to_vec());
+    Ok((net, optim.load_record(rec), progress, best))
 }
 
 /// Trains W_θ on `train`, validating on `val`. With `checkpoint`, state is saved there every
@@ -275,153 +441,34 @@ pub fn train<B: AutodiffBackend>(
             t.batch
         )));
     }
-    let mut net = init_net::<B>(cfg, dev);
-    let mut optim = AdamConfig::new().with_epsilon(1e-8).init::<B, WeightNet<B>>();
-    let mut progress = Progress::default();
-    let mut best_bytes: Option<Vec<u8>> = None;
-    if let Some((path, true)) = checkpoint
-        && path.exists()
-    {
-        let f = NeuralFile::read(path)?;
-        let bad = |m: &str| Error::Invalid(format!("{}: {m}", path.display()));
-        let saved: InterpConfig = serde_json::from_value(f.header["config"].clone())
-            .map_err(|e| bad(&format!("no training config: {e}")))?;
-        // The step count, time budget and displacement options do not change W_θ's training.
-        let same = |c: &InterpConfig| {
-            let mut c = c.clone();
-            c.train.steps = 0;
-            c.train.max_minutes = None;
-            c.displace = None;
-            c
-        };
-        if same(&saved) != same(cfg) {
-            return Err(bad(
-                "the checkpoint was made with another training config; remove it or train with that config",
-            ));
-        }
-        progress = serde_json::from_value(f.header["progress"].clone())
-            .map_err(|e| bad(&format!("no progress: {e}")))?;
-        net = net_from_bytes(
-            cfg,
-            f.section("weights").ok_or_else(|| bad("no weights"))?,
-            dev,
-            path,
-        )?;
-        let o = f.section("optimizer").ok_or_else(|| bad("no optimizer state"))?;
-        let rec = Recorder::<B>::load(&Rec::default(), o.to_vec(), dev)
-            .map_err(|e| bad(&format!("the optimizer state does not load: {e}")))?;
-        optim = optim.load_record(rec);
-        best_bytes = f.section("best").map(|b| b.to_vec());
-    }
-    let k = spec.stride;
-    let size = spec.n - k;
-    let started = Instant::now();
-    let mut last = Instant::now();
-    let mut stopped_early = false;
-    let save = |net: &WeightNet<B>,
-                optim_bytes: Vec<u8>,
-                progress: &Progress,
-                best: &Option<Vec<u8>>,
-                path: &Path|
-     -> Result<()> {
-        let mut sections = vec![
-            ("weights".to_string(), net_to_bytes(net)),
-            ("optimizer".to_string(), optim_bytes),
-        ];
-        if let Some(b) = best {
-            sections.push(("best".into(), b.clone()));
-        }
-        NeuralFile {
-            header: serde_json::json!({
-                "kind": "interp-checkpoint",
-                "config": cfg,
-                "progress": progress,
-                "build": crate::build_id(),
-            }),
-            sections,
-        }
-        .write(path)
+    let optim = AdamConfig::new().with_epsilon(1e-8).init::<B, WeightNet<B>>();
+    let (net, optim, progress, best_bytes) = match checkpoint {
+        Some((path, true)) if path.exists() => resume(cfg, path, optim, dev)?,
+        _ => (init_net::<B>(cfg, dev), optim, Progress::default(), None),
     };
-    while progress.step < t.steps {
-        let step = progress.step;
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
-            t.seed ^ (step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        );
-        let first = rng.random_range(0..=train.len() - t.batch);
-        let corner = (rng.random_range(0..k), rng.random_range(0..k));
-        let b = train.batch::<B>(first, t.batch, corner, size, cfg.net.blend, dev);
-        let rf = net.rest_features(channels_first(b.rest.clone()));
-        let om = net.weights(&rf, channels_first(b.guides.clone()));
-        let hood = b.hood.clone();
-        let s = interpolate(om, hood.clone());
-        let ramp = if t.snap_ramp > 0.0 {
-            (step as f64 / (t.snap_ramp * t.steps as f64)).min(1.0)
-        } else {
-            1.0
-        };
-        let terms = loss(s, b.target, b.rest, hood, b.mask, &cfg.loss, ramp);
-        let total = terms.value;
-        if !total.is_finite() {
-            return Err(Error::Runtime(format!(
-                "training diverged at step {step} (loss is not finite); lower `train.lr`"
-            )));
-        }
-        let grads = GradientsParams::from_grads(terms.total.backward(), &net);
-        net = optim.step(t.lr, net, grads);
-        progress.step += 1;
-        progress.history.push((step, total));
-        let per_step = last.elapsed().as_secs_f64();
-        last = Instant::now();
-        let out_of_time = t
-            .max_minutes
-            .is_some_and(|m| started.elapsed().as_secs_f64() > m * 60.0);
-        let done = progress.step == t.steps || out_of_time;
-        let mut validation = None;
-        if (t.validate_every > 0 && progress.step.is_multiple_of(t.validate_every)) || done {
-            let v = validate(&net.valid(), val, t.batch, cfg.net.blend, dev);
-            if progress.best.is_none_or(|(_, b)| v.rmse_cm < b.rmse_cm) {
-                progress.best = Some((progress.step, v));
-                best_bytes = Some(net_to_bytes(&net.valid()));
-            }
-            progress.validations.push((progress.step, v));
-            validation = Some(v);
-        }
-        let go_on = report(&StepReport {
-            step: progress.step,
-            steps: t.steps,
-            total,
-            data: terms.data,
-            length: terms.length,
-            snap: terms.snap,
-            tempo: terms.tempo,
-            seconds_per_step: per_step,
-            validation: validation.as_ref(),
-        });
-        let interrupted = !go_on && !done;
-        if let Some((path, _)) = checkpoint
-            && ((t.checkpoint_every > 0 && progress.step.is_multiple_of(t.checkpoint_every))
-                || done
-                || interrupted)
-        {
-            let ob = Rec::default()
-                .record(optim.to_record(), ())
-                .map_err(|e| Error::Runtime(format!("optimizer state: {e}")))?;
-            save(&net, ob, &progress, &best_bytes, path)?;
-        }
-        if out_of_time || interrupted {
-            stopped_early = progress.step < t.steps;
-            break;
-        }
-    }
-    let inner = match &best_bytes {
+    let mut w = WTraining {
+        cfg,
+        train,
+        val,
+        dev,
+        net: Some(net),
+        optim,
+        progress,
+        best_bytes,
+        terms: [0.0; 5],
+        report,
+    };
+    let schedule = Schedule::new(t.steps, t.validate_every, t.checkpoint_every, t.max_minutes);
+    let ended = crate::neural::train_loop::run(&mut w, &schedule, checkpoint.map(|c| c.0))?;
+    let inner = match &w.best_bytes {
         Some(b) => net_from_bytes::<B::InnerBackend>(cfg, b, dev, Path::new("best"))?,
-        None => net.valid(),
+        None => w.net().valid(),
     };
     Ok(Trained {
         net: inner,
-        progress,
-        seconds: started.elapsed().as_secs_f64(),
-        stopped_early,
+        progress: w.progress,
+        seconds: ended.seconds,
+        stopped_early: ended.stopped_early,
     })
 }
 

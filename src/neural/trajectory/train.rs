@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use burn::backend::Flex;
 use burn::module::AutodiffModule;
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::optim::adaptor::OptimizerAdaptor;
+use burn::optim::{Adam, AdamConfig, GradientsParams, Optimizer};
 use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
 use rand::{Rng, SeedableRng};
@@ -18,6 +19,7 @@ use super::TrajectoryConfig;
 use super::model::{TrajectoryNet, TrajectoryNetConfig};
 use crate::error::{Error, Result};
 use crate::neural::file::{NeuralFile, module_from_bytes, module_to_bytes, seeded_init};
+use crate::neural::train_loop::{Schedule, Standing, Steps};
 
 /// Training frames: `inputs` × `n` features and `outputs` × `n` displacements, row by row.
 #[derive(Default)]
@@ -102,6 +104,89 @@ pub struct TrajectoryModel<B: Backend> {
     pub seconds: f64,
 }
 
+/// The network's training state between steps ([`crate::neural::train_loop`]).
+struct NetTraining<'a, B: AutodiffBackend> {
+    cfg: &'a TrajectoryConfig,
+    data: &'a Dataset,
+    /// Scaled inputs and outputs.
+    x: Vec<f32>,
+    y: Vec<f32>,
+    net: Option<TrajectoryNet<B>>,
+    optim: OptimizerAdaptor<Adam, TrajectoryNet<B>, B>,
+    rng: ChaCha8Rng,
+    dev: &'a B::Device,
+    first_loss: f64,
+    last_loss: f64,
+    standing: Standing<(), ()>,
+    progress: &'a mut dyn FnMut(usize, f64),
+}
+
+impl<B: AutodiffBackend> Steps for NetTraining<'_, B> {
+    type Validation = ();
+    type History = ();
+
+    fn standing(&mut self) -> &mut Standing<(), ()> {
+        &mut self.standing
+    }
+
+    /// Adam on the mean squared error of `batch` frames drawn at random.
+    fn step(&mut self, step: usize) -> Result<()> {
+        let (cfg, data, dev) = (self.cfg, self.data, self.dev);
+        let n = data.len();
+        let rows: Vec<usize> = (0..cfg.batch.min(n))
+            .map(|_| self.rng.random_range(0..n))
+            .collect();
+        let bx: Vec<f32> = rows
+            .iter()
+            .flat_map(|&r| self.x[r * data.inputs..(r + 1) * data.inputs].iter().copied())
+            .collect();
+        let by: Vec<f32> = rows
+            .iter()
+            .flat_map(|&r| self.y[r * data.outputs..(r + 1) * data.outputs].iter().copied())
+            .collect();
+        let b = rows.len();
+        let bx = Tensor::<B, 2>::from_data(TensorData::new(bx, [b, data.inputs]), dev);
+        let by = Tensor::<B, 2>::from_data(TensorData::new(by, [b, data.outputs]), dev);
+        let net = self.net.take().expect("the network is back after each step");
+        let err = net.forward(bx) - by;
+        let loss = (err.clone() * err).mean();
+        self.last_loss = loss.clone().into_scalar().elem::<f64>();
+        if step == 0 {
+            self.first_loss = self.last_loss;
+        }
+        if !self.last_loss.is_finite() {
+            return Err(Error::Runtime(format!(
+                "the trajectory network's loss is not finite at step {}: lower learning_rate",
+                step + 1
+            )));
+        }
+        let grads = GradientsParams::from_grads(loss.backward(), &net);
+        self.net = Some(self.optim.step(cfg.learning_rate, net, grads));
+        Ok(())
+    }
+
+    fn validate(&mut self) -> Result<Option<()>> {
+        Ok(None)
+    }
+
+    fn better(&self, _: &(), _: &()) -> bool {
+        false
+    }
+
+    fn keep_best(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn report(&mut self, step: usize, _: f64, _: Option<&()>) -> bool {
+        (self.progress)(step, self.last_loss);
+        true
+    }
+
+    fn checkpoint(&mut self, _: &Path) -> Result<()> {
+        Ok(())
+    }
+}
+
 /// Trains on `data` (seeded: the same data and config give the same weights).
 pub fn train<B: AutodiffBackend>(
     cfg: &TrajectoryConfig,
@@ -116,49 +201,29 @@ pub fn train<B: AutodiffBackend>(
     }
     let clock = Instant::now();
     let scales = Scales::of(data);
-    let x = scales.inputs(&data.x);
-    let y: Vec<f32> = data.y.iter().map(|v| v / scales.output).collect();
     let net_cfg = TrajectoryNetConfig::new(data.inputs, data.outputs).with_hidden(cfg.hidden);
-    let mut net: TrajectoryNet<B> = seeded_init(cfg.seed, 0, dev, || net_cfg.init(dev));
-    let mut optim = AdamConfig::new().init::<B, TrajectoryNet<B>>();
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
-    let n = data.len();
-    let (mut first_loss, mut last_loss) = (f64::NAN, f64::NAN);
-    for step in 1..=cfg.steps {
-        let rows: Vec<usize> = (0..cfg.batch.min(n)).map(|_| rng.random_range(0..n)).collect();
-        let bx: Vec<f32> = rows
-            .iter()
-            .flat_map(|&r| x[r * data.inputs..(r + 1) * data.inputs].iter().copied())
-            .collect();
-        let by: Vec<f32> = rows
-            .iter()
-            .flat_map(|&r| y[r * data.outputs..(r + 1) * data.outputs].iter().copied())
-            .collect();
-        let b = rows.len();
-        let bx = Tensor::<B, 2>::from_data(TensorData::new(bx, [b, data.inputs]), dev);
-        let by = Tensor::<B, 2>::from_data(TensorData::new(by, [b, data.outputs]), dev);
-        let err = net.forward(bx) - by;
-        let loss = (err.clone() * err).mean();
-        last_loss = loss.clone().into_scalar().elem::<f64>();
-        if step == 1 {
-            first_loss = last_loss;
-        }
-        if !last_loss.is_finite() {
-            return Err(Error::Runtime(format!(
-                "the trajectory network's loss is not finite at step {step}: lower learning_rate"
-            )));
-        }
-        let grads = GradientsParams::from_grads(loss.backward(), &net);
-        net = optim.step(cfg.learning_rate, net, grads);
-        progress(step, last_loss);
-    }
+    let mut t = NetTraining {
+        cfg,
+        data,
+        x: scales.inputs(&data.x),
+        y: data.y.iter().map(|v| v / scales.output).collect(),
+        net: Some(seeded_init(cfg.seed, 0, dev, || net_cfg.init(dev))),
+        optim: AdamConfig::new().init::<B, TrajectoryNet<B>>(),
+        rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+        dev,
+        first_loss: f64::NAN,
+        last_loss: f64::NAN,
+        standing: Standing::default(),
+        progress,
+    };
+    crate::neural::train_loop::run(&mut t, &Schedule::plain(cfg.steps), None)?;
     Ok(TrajectoryModel {
-        net: net.valid(),
+        net: t.net.take().expect("the network is back after each step").valid(),
         scales,
         config: cfg.clone(),
         outputs: data.outputs,
-        first_loss,
-        last_loss,
+        first_loss: t.first_loss,
+        last_loss: t.last_loss,
         seconds: clock.elapsed().as_secs_f64(),
     })
 }
