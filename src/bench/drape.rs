@@ -4,15 +4,17 @@
 //! its weights); the groom is the procedural wavy preset on its cranium. A batch of B grooms is
 //! one decoder pass over B `[latent, shape, pose]` rows, then every groom's posed strands plus its
 //! displacements, read back to the CPU: what a caller gets. The first pass of each size is
-//! reported apart (allocation, warm-up).
+//! reported apart (allocation, warm-up; on the GPU, compiling kernels unless the kernel cache is
+//! warm). `--device cuda` runs the network and Adam on burn's CUDA backend.
 
 use std::time::Instant;
 
-use burn::backend::{Autodiff, Flex, flex::FlexDevice};
+use burn::tensor::backend::AutodiffBackend;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::groom::Transform;
+use crate::neural::device::{DeviceKind, OnDevice};
 use crate::neural::drape::HeadRotation;
 use crate::neural::drape::config::{DrapeTrainConfig, GroomEntry};
 use crate::neural::drape::energy::Fixed;
@@ -36,6 +38,8 @@ pub struct BatchFigures {
 #[derive(Debug, Serialize)]
 pub struct DrapeBench {
     pub config: String,
+    /// `cpu` or `cuda`: where the network and the Adam baseline ran.
+    pub device: String,
     pub texture: usize,
     pub points: usize,
     pub strands: usize,
@@ -49,14 +53,44 @@ pub struct DrapeBench {
 }
 
 /// Runs the benchmark on `threads` threads at the sizes of the training config `config`, with
-/// `runs` timed passes per batch size.
-pub fn run(config: &str, threads: usize, runs: usize, sizes: &[usize]) -> Result<DrapeBench> {
+/// `runs` timed passes per batch size, the network and the Adam baseline on `device`.
+pub fn run(
+    config: &str,
+    threads: usize,
+    runs: usize,
+    sizes: &[usize],
+    device: DeviceKind,
+) -> Result<DrapeBench> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
     pool.install(|| {
         let cfg = DrapeTrainConfig::load(config)?;
+        let mut r = device.run(Bench {
+            cfg: &cfg,
+            runs,
+            sizes,
+        })?;
+        r.config = config.to_string();
+        r.threads = threads;
+        r.device = device.to_string();
+        Ok(r)
+    })
+}
+
+/// The device-dependent part of [`run`].
+struct Bench<'a> {
+    cfg: &'a DrapeTrainConfig,
+    runs: usize,
+    sizes: &'a [usize],
+}
+
+impl OnDevice for Bench<'_> {
+    type Output = DrapeBench;
+
+    fn run<AB: AutodiffBackend>(self, dev: AB::Device) -> Result<DrapeBench> {
+        let cfg = self.cfg;
         let net = cfg.net();
         let entry = GroomEntry {
             name: "wavy".into(),
@@ -73,9 +107,8 @@ pub fn run(config: &str, threads: usize, runs: usize, sizes: &[usize]) -> Result
             &cfg.material,
         )?;
         let subject = &ds.subject;
-        let dev = FlexDevice;
-        let encoder = seeded_init(1, 0, &dev, || net.init_encoder::<Flex>(&dev));
-        let decoder = seeded_init(2, 1000, &dev, || net.init_deform::<Flex>(&dev));
+        let encoder = seeded_init(1, 0, &dev, || net.init_encoder::<AB::InnerBackend>(&dev));
+        let decoder = seeded_init(2, 1000, &dev, || net.init_deform::<AB::InnerBackend>(&dev));
         let latent = latent_of(&encoder, subject, &dev);
         let rotation = HeadRotation {
             name: "bench".into(),
@@ -85,8 +118,9 @@ pub fn run(config: &str, threads: usize, runs: usize, sizes: &[usize]) -> Result
             ..Default::default()
         };
         let pose = subject.pose(&rotation)?;
-        let fixed = Fixed::<Flex>::new(&pose.posed, &dev);
-        let conditions = vec![condition(&pose.shape, &rotation); sizes.iter().copied().max().unwrap_or(1)];
+        let fixed = Fixed::<AB::InnerBackend>::new(&pose.posed, &dev);
+        let largest = self.sizes.iter().copied().max().unwrap_or(1);
+        let conditions = vec![condition(&pose.shape, &rotation); largest];
         let pass = |b: usize| -> f64 {
             let clock = Instant::now();
             let tex = decode(&decoder, &vec![latent.clone(); b], &conditions[..b]);
@@ -105,9 +139,11 @@ pub fn run(config: &str, threads: usize, runs: usize, sizes: &[usize]) -> Result
             1e3 * clock.elapsed().as_secs_f64()
         };
         let mut batches = Vec::new();
-        for &b in sizes {
+        for &b in self.sizes {
             let first_ms = pass(b);
-            let ms = (0..runs.max(1)).map(|_| pass(b)).fold(f64::INFINITY, f64::min);
+            let ms = (0..self.runs.max(1))
+                .map(|_| pass(b))
+                .fold(f64::INFINITY, f64::min);
             batches.push(BatchFigures {
                 grooms: b,
                 first_ms,
@@ -116,7 +152,7 @@ pub fn run(config: &str, threads: usize, runs: usize, sizes: &[usize]) -> Result
                 ms_per_groom: ms / b as f64,
             });
         }
-        let (_, report) = adam::<Autodiff<Flex>>(
+        let (_, report) = adam::<AB>(
             &pose.posed,
             pose.contact(),
             &cfg.material,
@@ -129,15 +165,16 @@ pub fn run(config: &str, threads: usize, runs: usize, sizes: &[usize]) -> Result
             .map(|b| b.ms_per_groom)
             .unwrap_or(f64::NAN);
         Ok(DrapeBench {
-            config: config.to_string(),
+            config: String::new(),
+            device: String::new(),
             texture: net.texture,
             points: net.points,
             strands: subject.groom.strands(),
-            threads,
+            threads: 0,
             batches,
             adam_seconds: report.seconds,
             adam_iterations: report.iterations,
             speedup_over_adam: 1e3 * report.seconds / one,
         })
-    })
+    }
 }

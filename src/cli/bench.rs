@@ -91,7 +91,7 @@ pub struct BenchArgs {
     /// neural: the grid side (32, 64, 128, …) instead of the config's, keeping its guide stride.
     #[arg(long)]
     pub grid: Option<usize>,
-    /// neural: where the networks run (cuda: a build with `--features cuda`; the first frame and
+    /// neural, drape: where the networks run (cuda: a build with `--features cuda`; the first frame and
     /// training step include compiling kernels unless the kernel cache is warm).
     #[arg(long, value_enum, default_value_t = crate::neural::device::DeviceKind::Cpu)]
     pub device: crate::neural::device::DeviceKind,
@@ -255,14 +255,14 @@ fn neural(a: &BenchArgs) -> Result<()> {
 
 fn drape(a: &BenchArgs) -> Result<()> {
     let config = a.config.as_deref().unwrap_or("drape_small");
-    let r = bench::drape::run(config, a.threads, a.runs, &[1, 10, 100, 1000])?;
+    let r = bench::drape::run(config, a.threads, a.runs, &[1, 10, 100, 1000], a.device)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).expect("json"));
         return Ok(());
     }
     println!(
-        "{}: {}² texture × {} points ({} strands), {} threads",
-        r.config, r.texture, r.points, r.strands, r.threads
+        "{}: {}² texture × {} points ({} strands), {} threads, device {}",
+        r.config, r.texture, r.points, r.strands, r.threads, r.device
     );
     println!(
         "{:>8} {:>12} {:>12} {:>12} {:>12}",

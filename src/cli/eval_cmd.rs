@@ -12,8 +12,9 @@ use crate::error::{Error, Result};
 use crate::groom::Transform;
 use crate::metrics::Evaluator;
 use crate::metrics::table::markdown;
+use crate::motion::fit::root_pose;
 use crate::motion::{HeadTrack, Pose};
-use crate::render::preview::{head_colliders, root_pose, roots};
+use crate::render::preview::{head_colliders, roots};
 use crate::scene::head_from_spec;
 
 #[derive(Debug, Args)]

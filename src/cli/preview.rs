@@ -11,8 +11,9 @@ use super::report::output_file;
 use crate::cache::{is_cache_path, open_source, parse_frame_range};
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, read_groom};
+use crate::motion::fit::root_poses;
 use crate::render::View;
-use crate::render::preview::{PreviewOptions, head_colliders, preview, root_poses, roots};
+use crate::render::preview::{PreviewOptions, head_colliders, preview, roots};
 use crate::scene::head_from_spec;
 
 #[derive(Debug, Args)]

@@ -46,7 +46,7 @@ fn stage_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
         crate::pipeline::stages::ALL
             .iter()
-            .map(|s| clap::builder::PossibleValue::new(s.name()).help(s.about())),
+            .map(|s| clap::builder::PossibleValue::new(s.name()).help(s.info().about)),
     )
 }
 

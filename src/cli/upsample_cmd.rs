@@ -13,8 +13,8 @@ use crate::cache::{CacheInfo, SinkOptions, create_sink, open_source};
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, read_groom};
 use crate::guides::{AdaptiveOptions, select_uv_lattice};
+use crate::motion::fit::root_pose;
 use crate::neural::device::DeviceKind;
-use crate::render::preview::root_pose;
 use crate::upsample::{Method, Model, Options, Upsampler};
 
 #[derive(Debug, Args)]

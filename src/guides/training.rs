@@ -10,7 +10,7 @@ use crate::cache::{FrameSource, open_source};
 use crate::error::{Error, Result};
 use crate::groom::Groom;
 use crate::motion::Pose;
-use crate::render::preview::root_pose;
+use crate::motion::fit::root_pose;
 
 /// A cache of the whole groom, read in the head's frame.
 pub struct HeadFrames {

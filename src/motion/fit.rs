@@ -3,9 +3,10 @@
 //! largest eigenvalue of a 4×4 symmetric matrix built from the cross-covariance). Used to turn an
 //! animated head mesh into a rigid head track, with the residual telling whether it was rigid.
 
-use glam::{DQuat, DVec3};
+use glam::{DQuat, DVec3, Vec3};
 
 use super::pose::Pose;
+use crate::groom::strand_roots;
 
 /// A fitted pose and how far the points are from it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -15,6 +16,24 @@ pub struct RigidFit {
     pub rms: f64,
     /// Largest such distance.
     pub max: f64,
+}
+
+/// Head poses of `frames` relative to the first, from rigid fits of their roots.
+pub fn root_poses(frames: &[Vec<Vec3>], counts: &[u32]) -> Vec<Pose> {
+    let Some(first) = frames.first() else {
+        return Vec::new();
+    };
+    let r0 = strand_roots(first, counts);
+    frames
+        .iter()
+        .map(|f| root_pose(&r0, &strand_roots(f, counts)))
+        .collect()
+}
+
+/// The rigid motion carrying `rest` roots onto `now` (a least-squares fit).
+pub fn root_pose(rest: &[Vec3], now: &[Vec3]) -> Pose {
+    let d = |v: &[Vec3]| -> Vec<DVec3> { v.iter().map(|p| p.as_dvec3()).collect() };
+    fit_rigid(&d(rest), &d(now)).pose
 }
 
 /// The eigenvector of the largest eigenvalue of a symmetric 4×4 matrix (nalgebra's symmetric

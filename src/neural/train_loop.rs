@@ -97,21 +97,30 @@ pub trait Steps {
     /// One optimizer update; `step` counts from 0.
     fn step(&mut self, step: usize) -> Result<()>;
 
-    /// Scores the current network; `None` when the training has no validation.
-    fn validate(&mut self) -> Result<Option<Self::Validation>>;
+    /// Scores the current network; `None` (the default) when the training has no validation.
+    fn validate(&mut self) -> Result<Option<Self::Validation>> {
+        Ok(None)
+    }
 
-    /// Whether `v` is better than `best`.
-    fn better(&self, v: &Self::Validation, best: &Self::Validation) -> bool;
+    /// Whether `v` is better than `best` (only asked of trainings that validate).
+    fn better(&self, _v: &Self::Validation, _best: &Self::Validation) -> bool {
+        false
+    }
 
-    /// Keeps the current network as the best so far.
-    fn keep_best(&mut self) -> Result<()>;
+    /// Keeps the current network as the best so far (nothing by default).
+    fn keep_best(&mut self) -> Result<()> {
+        Ok(())
+    }
 
     /// Reports the step just taken (`step` steps done), how long it took and its validation
     /// if it had one; false asks the training to stop.
     fn report(&mut self, step: usize, seconds_per_step: f64, validation: Option<&Self::Validation>) -> bool;
 
-    /// Saves the training's state to `path`.
-    fn checkpoint(&mut self, path: &Path) -> Result<()>;
+    /// Saves the training's state to `path` (nothing by default: a training without
+    /// checkpoints).
+    fn checkpoint(&mut self, _path: &Path) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// How a training ended.

@@ -3,14 +3,13 @@
 //! first frame's roots and carried through later frames by a rigid fit of the roots (hair
 //! roots ride on the scalp, so their rigid motion is the head's).
 
-use glam::{DVec3, Vec3};
+use glam::Vec3;
 use image::RgbImage;
 
 use super::camera::{Camera, View};
 use super::frame::{FrameStyle, render_frame};
 use super::sheet::contact_sheet;
 use crate::collide::{BodyParams, Colliders, HeadShape, body};
-use crate::motion::fit::fit_rigid;
 use crate::motion::{HeadTrack, Pose};
 
 /// Settings of a preview.
@@ -35,21 +34,6 @@ impl Default for PreviewOptions {
 }
 
 pub use crate::groom::strand_roots as roots;
-
-/// Head poses of `frames` relative to the first, from rigid fits of their roots.
-pub fn root_poses(frames: &[Vec<Vec3>], counts: &[u32]) -> Vec<Pose> {
-    let Some(first) = frames.first() else {
-        return Vec::new();
-    };
-    let r0 = roots(first, counts);
-    frames.iter().map(|f| root_pose(&r0, &roots(f, counts))).collect()
-}
-
-/// The rigid motion carrying `rest` roots onto `now` (a least-squares fit).
-pub fn root_pose(rest: &[Vec3], now: &[Vec3]) -> Pose {
-    let d = |v: &[Vec3]| -> Vec<DVec3> { v.iter().map(|p| p.as_dvec3()).collect() };
-    fit_rigid(&d(rest), &d(now)).pose
-}
 
 /// Colliders of `head` following `poses` (one per frame, keyed by frame index).
 pub fn head_colliders(head: HeadShape, poses: &[Pose]) -> Colliders {
@@ -151,7 +135,10 @@ fn bbox_center(points: &[Vec3]) -> Vec3 {
 
 #[cfg(test)]
 mod tests {
+    use glam::DVec3;
+
     use super::*;
+    use crate::motion::fit::root_poses;
     use crate::groom::{GroomParams, generate};
 
     #[test]

@@ -50,7 +50,7 @@ pub struct SimOptions {
     pub preroll_frames: u32,
     /// Speed above which the simulation is declared unstable (cm/s).
     pub max_speed: f32,
-    /// Strand–strand contacts (`strand_contact.rs`): segments of different strands kept
+    /// Strand–strand contacts (`strand_contact/`): segments of different strands kept
     /// `contact_thickness` apart, checked over each step so they do not pass through each other
     /// (beside the hair–hair grid, which does not stop sparse strands crossing). For sparse
     /// hair: a whole groom costs about 200× the step.

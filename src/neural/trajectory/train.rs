@@ -165,25 +165,9 @@ impl<B: AutodiffBackend> Steps for NetTraining<'_, B> {
         Ok(())
     }
 
-    fn validate(&mut self) -> Result<Option<()>> {
-        Ok(None)
-    }
-
-    fn better(&self, _: &(), _: &()) -> bool {
-        false
-    }
-
-    fn keep_best(&mut self) -> Result<()> {
-        Ok(())
-    }
-
     fn report(&mut self, step: usize, _: f64, _: Option<&()>) -> bool {
         (self.progress)(step, self.last_loss);
         true
-    }
-
-    fn checkpoint(&mut self, _: &Path) -> Result<()> {
-        Ok(())
     }
 }
 

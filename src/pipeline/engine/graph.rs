@@ -62,7 +62,7 @@ pub fn select(stages: Stages, job: &Job, opts: &RunOptions) -> Result<Vec<&'stat
             return Err(Error::Invalid(format!(
                 "--only {}: the job has no work for that stage (it needs {})",
                 s.name(),
-                s.needs()
+                s.info().needs
             )));
         }
         stages

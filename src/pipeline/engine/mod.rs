@@ -85,32 +85,80 @@ impl Inputs {
     }
 }
 
+/// What a stage is: its name (`--only NAME`, the record `.tress/NAME.json`, the farm step),
+/// one line for `tress run --help`, how the engine treats its results, and what a job needs
+/// for it to have work (`--only` says so when it has none).
+#[derive(Clone, Copy, Debug)]
+pub struct Info {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub kind: Kind,
+    pub needs: &'static str,
+    /// Whether a job has work for the stage.
+    pub applies: fn(&Job) -> bool,
+}
+
+impl Info {
+    /// A [`Kind::Whole`] stage any job has work for.
+    pub const fn new(name: &'static str, about: &'static str) -> Info {
+        Info {
+            name,
+            about,
+            kind: Kind::Whole,
+            needs: "nothing",
+            applies: |_| true,
+        }
+    }
+
+    /// Per-frame work that splits into chunks.
+    pub const fn chunked(self) -> Info {
+        Info {
+            kind: Kind::Chunked,
+            ..self
+        }
+    }
+
+    /// Runs last, after every other stage, on every run.
+    pub const fn summary(self) -> Info {
+        Info {
+            kind: Kind::Summary,
+            ..self
+        }
+    }
+
+    /// Has work only in jobs with `what`: those `applies` says yes to.
+    pub const fn needs(self, what: &'static str, applies: fn(&Job) -> bool) -> Info {
+        Info {
+            needs: what,
+            applies,
+            ..self
+        }
+    }
+}
+
 /// One stage of a job: a self-contained definition in `pipeline/stages/<name>.rs`, registered
 /// once in [`crate::pipeline::stages::ALL`].
 pub trait Stage: Sync {
-    /// Its name: `--only NAME`, the record `.tress/NAME.json`, the farm step.
-    fn name(&self) -> &'static str;
-    /// One line for `tress run --help`.
-    fn about(&self) -> &'static str;
-    fn kind(&self) -> Kind {
-        Kind::Whole
-    }
-    /// Whether it has work in `job` (training, fitting and the optional methods only where the
-    /// job asks for them).
-    fn applies(&self, _job: &Job) -> bool {
-        true
-    }
-    /// What a job needs for the stage to apply (`--only` names it when the stage has no work).
-    fn needs(&self) -> &'static str {
-        "nothing"
-    }
+    fn info(&self) -> Info;
     /// The stages whose results it reads in `job` (a [`Kind::Summary`] stage reads every other
-    /// one without listing them). Stages that do not apply are left out by the engine.
-    fn upstream(&self, _job: &Job) -> Vec<&'static str> {
-        Vec::new()
-    }
+    /// one without listing them). Stages without work are left out by the engine.
+    fn upstream(&self, job: &Job) -> Vec<&'static str>;
     /// Everything its outputs depend on, for chunk `chunk` of a [`Kind::Chunked`] stage.
     fn inputs(&self, cx: &Ctx, chunk: Option<Chunk>) -> Result<Inputs>;
     /// Does the work; returns the files written, relative to the output folder.
     fn run(&self, cx: &Ctx, chunk: Option<Chunk>) -> Result<Vec<String>>;
+
+    fn name(&self) -> &'static str {
+        self.info().name
+    }
+
+    fn kind(&self) -> Kind {
+        self.info().kind
+    }
+
+    /// Whether it has work in `job` (training, fitting and the optional methods only where
+    /// the job asks for them).
+    fn applies(&self, job: &Job) -> bool {
+        (self.info().applies)(job)
+    }
 }

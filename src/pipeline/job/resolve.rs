@@ -181,13 +181,20 @@ impl Reader<'_> {
         Ok(simulate)
     }
 
-    /// `[hairmesh]`, its solver table read on its own (keys named `hairmesh.solver.KEY`).
-    pub fn hairmesh(&self) -> Result<HairMeshSpec> {
-        let mut table = self.get("hairmesh");
-        let solver = match &mut table {
-            Value::Table(t) => t.remove("solver"),
+    /// Top-level section `k` with its subtable `sub` taken out (read on its own, so its keys
+    /// are named `k.sub.KEY`).
+    fn split(&self, k: &str, sub: &str) -> (Value, Option<Value>) {
+        let mut table = self.get(k);
+        let inner = match &mut table {
+            Value::Table(t) => t.remove(sub),
             _ => None,
         };
+        (table, inner)
+    }
+
+    /// `[hairmesh]`, its solver table read on its own (keys named `hairmesh.solver.KEY`).
+    pub fn hairmesh(&self) -> Result<HairMeshSpec> {
+        let (table, solver) = self.split("hairmesh", "solver");
         let mut hairmesh: HairMeshSpec = self.section(table, "hairmesh")?;
         if let Some(v) = solver {
             hairmesh.solver = self.section(v, "hairmesh.solver")?;
@@ -198,11 +205,7 @@ impl Reader<'_> {
     /// `[drape]`, its material table read on its own (keys named `drape.material.KEY`), the
     /// model relative to the job.
     pub fn drape(&self) -> Result<DrapeSpec> {
-        let mut table = self.get("drape");
-        let material = match &mut table {
-            Value::Table(t) => t.remove("material"),
-            _ => None,
-        };
+        let (table, material) = self.split("drape", "material");
         let mut drape: DrapeSpec = self.section(table, "drape")?;
         if let Some(v) = material {
             drape.material = Some(self.section(v, "drape.material")?);

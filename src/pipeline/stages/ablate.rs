@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::neural::device::DeviceKind;
 use crate::neural::interp::InterpConfig;
 use crate::neural::interp::loss::LossAblation;
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::Job;
 use crate::pipeline::keys::device;
 
@@ -34,20 +34,14 @@ struct Key<'a> {
 }
 
 impl Stage for Ablate {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "The interpolator trained again without some loss terms, one model each ([neural] ablations)"
-    }
-
-    fn applies(&self, job: &Job) -> bool {
-        job.rows.iter().any(|r| r.loss.is_some())
-    }
-
-    fn needs(&self) -> &'static str {
-        "the neural method and [neural] ablations"
+    fn info(&self) -> Info {
+        Info::new(
+            NAME,
+            "The interpolator trained again without some loss terms, one model each ([neural] ablations)",
+        )
+        .needs("the neural method and [neural] ablations", |job| {
+            job.rows.iter().any(|r| r.loss.is_some())
+        })
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

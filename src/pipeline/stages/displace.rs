@@ -8,7 +8,7 @@ use super::{prepare, train, train_sim};
 use crate::error::{Error, Result};
 use crate::neural::device::DeviceKind;
 use crate::neural::displace::DisplaceOptions;
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::Job;
 use crate::pipeline::keys::device;
 use crate::pipeline::progress::FrameProgress;
@@ -34,20 +34,12 @@ pub fn trains(job: &Job) -> bool {
 }
 
 impl Stage for Displace {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "The interpolator's fine-scale displacement generator, trained with the interpolator fixed (neural jobs whose config has [displace])"
-    }
-
-    fn applies(&self, job: &Job) -> bool {
-        trains(job)
-    }
-
-    fn needs(&self) -> &'static str {
-        "the neural method with a [displace] section in its config"
+    fn info(&self) -> Info {
+        Info::new(
+            NAME,
+            "The interpolator's fine-scale displacement generator, trained with W_θ fixed (configs with [displace])",
+        )
+        .needs("the neural method with a [displace] section in its config", trains)
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

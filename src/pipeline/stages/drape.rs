@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::groom::Groom;
 use crate::neural::drape::draper::Draper;
 use crate::neural::drape::{DrapeGroom, DrapeMetrics, DrapeSubject, HeadRotation};
-use crate::pipeline::engine::{Chunk, Ctx, Inputs, Kind, OutputFile, Stage};
+use crate::pipeline::engine::{Chunk, Ctx, Info, Inputs, OutputFile, Stage};
 use crate::pipeline::job::{DrapeSpec, Job, drape_key};
 use crate::pipeline::keys::{SceneKey, external, motion_files};
 use crate::pipeline::progress::FrameProgress;
@@ -47,24 +47,15 @@ struct Key<'a> {
 }
 
 impl Stage for DrapeStage {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "The groom's quasi-static drape for each frame's head pose (jobs with the drape method; per chunk of frames)"
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Chunked
-    }
-
-    fn applies(&self, job: &Job) -> bool {
-        job.rows.iter().any(|r| r.method == Method::Drape)
-    }
-
-    fn needs(&self) -> &'static str {
-        "the drape method ([drape] enabled = true)"
+    fn info(&self) -> Info {
+        Info::new(
+            NAME,
+            "The groom's quasi-static drape for each frame's head pose (jobs with the drape method)",
+        )
+        .chunked()
+        .needs("the drape method ([drape] enabled = true)", |job| {
+            job.rows.iter().any(|r| r.method == Method::Drape)
+        })
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

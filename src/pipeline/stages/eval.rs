@@ -10,7 +10,7 @@ use super::{ablate, displace, fit, guides, prepare, simulate, train, upsample};
 use crate::error::{Error, Result};
 use crate::metrics::{Evaluator, FrameMetrics, Summary};
 use crate::motion::Pose;
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, OutputFile, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, OutputFile, Stage};
 use crate::pipeline::job::{Job, MethodRow};
 use crate::pipeline::keys::{RowsKey, SceneKey, motion_files};
 use crate::pipeline::rows;
@@ -55,12 +55,8 @@ pub fn scoring_files(cx: &Ctx) -> Result<Vec<OutputFile>> {
 }
 
 impl Stage for Eval {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "Metrics against the ground truth"
+    fn info(&self) -> Info {
+        Info::new(NAME, "Metrics against the ground truth")
     }
 
     fn upstream(&self, job: &Job) -> Vec<&'static str> {
@@ -96,6 +92,21 @@ pub struct MethodMetrics {
     pub name: String,
     pub summary: Summary,
     pub frames: Vec<FrameMetrics>,
+}
+
+impl MethodMetrics {
+    /// A job row's metrics once its evaluator has seen every frame.
+    fn of(row: &MethodRow, oracle: bool, name: String, e: Evaluator) -> Self {
+        MethodMetrics {
+            method: row.method.id().into(),
+            key: row.key.clone(),
+            correction: row.correction().into(),
+            oracle,
+            name,
+            summary: e.summary(),
+            frames: e.frames,
+        }
+    }
 }
 
 /// What `metrics.json` holds.
@@ -175,15 +186,7 @@ fn evaluate(cx: &Ctx) -> Result<Vec<String>> {
                 row.key, gt.frames[i].frame
             )));
         }
-        methods.push(MethodMetrics {
-            method: row.method.id().into(),
-            key: row.key.clone(),
-            correction: row.correction().into(),
-            oracle: false,
-            name: row.name(guides),
-            summary: e.summary(),
-            frames: e.frames,
-        });
+        methods.push(MethodMetrics::of(row, false, row.name(guides), e));
     }
     // Oracle rows: the ground truth's guides through the same upsampler.
     if job.guides.oracle {
@@ -200,15 +203,8 @@ fn evaluate(cx: &Ctx) -> Result<Vec<String>> {
                 let m = up.upsample(frame, &guide_points, &pose)?;
                 e.push(frame, &g, m, Some(&colliders.at(frame / job.fps)));
             }
-            methods.push(MethodMetrics {
-                method: row.method.id().into(),
-                key: row.key.clone(),
-                correction: row.correction().into(),
-                oracle: true,
-                name: format!("{} — oracle (ground-truth guides)", row.name(guides)),
-                summary: e.summary(),
-                frames: e.frames,
-            });
+            let name = format!("{} — oracle (ground-truth guides)", row.name(guides));
+            methods.push(MethodMetrics::of(&row, true, name, e));
         }
     }
     // The rest groom carried by the head.

@@ -7,7 +7,7 @@ use super::{guides, prepare, train_sim};
 use crate::error::Result;
 use crate::guides::skinning::FitOptions;
 use crate::guides::training::HeadFrames;
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::Job;
 
 pub const NAME: &str = "fit";
@@ -24,20 +24,14 @@ struct Key<'a> {
 }
 
 impl Stage for Fit {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "The skinning model fitted on the training simulation (jobs with skinning methods)"
-    }
-
-    fn applies(&self, job: &Job) -> bool {
-        job.rows.iter().any(|r| r.method.needs_skinning())
-    }
-
-    fn needs(&self) -> &'static str {
-        "a static or adaptive method"
+    fn info(&self) -> Info {
+        Info::new(
+            NAME,
+            "The skinning model fitted on the training simulation (jobs with skinning methods)",
+        )
+        .needs("a static or adaptive method", |job| {
+            job.rows.iter().any(|r| r.method.needs_skinning())
+        })
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

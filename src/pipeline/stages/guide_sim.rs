@@ -4,7 +4,7 @@
 use super::simulate::SimKey;
 use super::{guides, prepare};
 use crate::error::Result;
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::Job;
 use crate::pipeline::keys::motion_files;
 use crate::pipeline::simulation::{SimRun, guide_groom, simulate};
@@ -16,12 +16,8 @@ pub const GUIDE_CACHE: Artefact = Artefact::new(NAME, "guides.tcache");
 pub struct GuideSim;
 
 impl Stage for GuideSim {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "The guides simulated alone"
+    fn info(&self) -> Info {
+        Info::new(NAME, "The guides simulated alone")
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::guides::select_uv_lattice;
 use crate::guides::training::HeadFrames;
 use crate::neural::grid::{GridSpec, UvGrid};
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::{Job, Selection};
 
 pub const NAME: &str = "guides";
@@ -37,12 +37,8 @@ fn sparse(job: &Job) -> bool {
 }
 
 impl Stage for Guides {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "Guide strands (root-UV lattice or sparse coding)"
+    fn info(&self) -> Info {
+        Info::new(NAME, "Guide strands (root-UV lattice or sparse coding)")
     }
 
     fn upstream(&self, job: &Job) -> Vec<&'static str> {

@@ -10,7 +10,7 @@ use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::Result;
 use crate::groom::Groom;
 use crate::hairmesh::{BuildOptions, HairMeshSim, build, simulate};
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::{HairMeshSpec, Job};
 use crate::pipeline::keys::{SceneKey, motion_files};
 use crate::pipeline::progress::FrameProgress;
@@ -34,20 +34,14 @@ struct Key<'a> {
 }
 
 impl Stage for HairMeshStage {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "The hair mesh built around the groom and simulated (jobs with the hairmesh method)"
-    }
-
-    fn applies(&self, job: &Job) -> bool {
-        job.rows.iter().any(|r| r.method == Method::Hairmesh)
-    }
-
-    fn needs(&self) -> &'static str {
-        "the hairmesh method ([hairmesh] enabled = true)"
+    fn info(&self) -> Info {
+        Info::new(
+            NAME,
+            "The hair mesh built around the groom and simulated (jobs with the hairmesh method)",
+        )
+        .needs("the hairmesh method ([hairmesh] enabled = true)", |job| {
+            job.rows.iter().any(|r| r.method == Method::Hairmesh)
+        })
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

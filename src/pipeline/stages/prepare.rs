@@ -12,7 +12,7 @@ use crate::collide::head_mesh::to_file;
 use crate::error::Result;
 use crate::groom::edit::Edit;
 use crate::groom::{Groom, read_groom};
-use crate::pipeline::engine::{Artefact, Ctx, Inputs, OutputFile, Stage};
+use crate::pipeline::engine::{Artefact, Ctx, Info, Inputs, OutputFile, Stage};
 use crate::pipeline::job::{GroomSpec, HeadSpec, Job};
 use crate::pipeline::keys::external;
 use crate::scene::{HeadSource, Scene, SceneFiles, prepare_groom};
@@ -35,12 +35,12 @@ struct Key<'a> {
 }
 
 impl Stage for Prepare {
-    fn name(&self) -> &'static str {
-        NAME
+    fn info(&self) -> Info {
+        Info::new(NAME, "Groom resampled, root UVs and ids; head distance grid")
     }
 
-    fn about(&self) -> &'static str {
-        "Groom resampled, root UVs and ids; head distance grid"
+    fn upstream(&self, _: &Job) -> Vec<&'static str> {
+        vec![]
     }
 
     fn inputs(&self, cx: &Ctx, _: Option<crate::pipeline::engine::Chunk>) -> Result<Inputs> {

@@ -11,7 +11,7 @@ use super::eval::{scoring_files, scoring_upstream};
 use super::{prepare, simulate, upsample};
 use crate::error::{Error, Result};
 use crate::metrics::{error_share_off, error_split_map, psnr, ssim};
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::{Job, PreviewSpec};
 use crate::pipeline::keys::{RowsKey, SceneKey};
 use crate::render::frame::Coloring;
@@ -39,12 +39,8 @@ struct Key<'a> {
 }
 
 impl Stage for Preview {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "Contact sheets and side-by-side comparisons"
+    fn info(&self) -> Info {
+        Info::new(NAME, "Contact sheets and side-by-side comparisons")
     }
 
     fn upstream(&self, job: &Job) -> Vec<&'static str> {

@@ -9,8 +9,8 @@ use super::upsample::RowTimes;
 use super::{drape, fit, guide_sim, guides, hairmesh, two_way, upsample};
 use crate::error::Result;
 use crate::metrics::table::markdown;
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Kind, Stage};
-use crate::pipeline::job::{MethodRow, Selection};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
+use crate::pipeline::job::{Job, MethodRow, Selection};
 use crate::render::plot::line_plot;
 use crate::upsample::Method;
 
@@ -23,16 +23,12 @@ pub const ERROR_PLOT: Artefact = Artefact::new(NAME, "error.png");
 pub struct Report;
 
 impl Stage for Report {
-    fn name(&self) -> &'static str {
-        NAME
+    fn info(&self) -> Info {
+        Info::new(NAME, "report.md and report.json").summary()
     }
 
-    fn about(&self) -> &'static str {
-        "report.md and report.json"
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Summary
+    fn upstream(&self, _: &Job) -> Vec<&'static str> {
+        vec![]
     }
 
     fn inputs(&self, _: &Ctx, _: Option<Chunk>) -> Result<Inputs> {

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::prepare;
 use crate::error::Result;
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::Job;
 use crate::pipeline::keys::{SceneKey, motion_files};
 use crate::pipeline::simulation::{SimRun, simulate};
@@ -36,12 +36,8 @@ impl<'a> SimKey<'a> {
 }
 
 impl Stage for Simulate {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "The full simulation (ground truth)"
+    fn info(&self) -> Info {
+        Info::new(NAME, "The full simulation (ground truth)")
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

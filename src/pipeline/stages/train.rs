@@ -15,7 +15,7 @@ use crate::neural::data::GridFrames;
 use crate::neural::device::DeviceKind;
 use crate::neural::interp::InterpConfig;
 use crate::neural::interp::train::{StepReport, TrainedModel, Training};
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::Job;
 use crate::pipeline::keys::device;
 use crate::pipeline::progress::FrameProgress;
@@ -54,21 +54,13 @@ pub fn trains(job: &Job) -> bool {
 }
 
 impl Stage for Train {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "The neural interpolator trained on the training simulation (jobs with the neural method)"
-    }
-
-    fn applies(&self, job: &Job) -> bool {
+    fn info(&self) -> Info {
+        Info::new(
+            NAME,
+            "The neural interpolator trained on the training simulation (jobs with the neural method)",
+        )
         // A given model (`[neural] model`) is used as it is.
-        trains(job)
-    }
-
-    fn needs(&self) -> &'static str {
-        "the neural method"
+        .needs("the neural method", trains)
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::prepare;
 use crate::error::{Error, Result};
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::{HeadSpec, Job, Training, TrainingSpec};
 use crate::pipeline::keys::motion_files;
 use crate::pipeline::simulation::{SimRun, simulate};
@@ -38,20 +38,12 @@ pub fn training(job: &Job) -> Result<&Training> {
 }
 
 impl Stage for TrainSim {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "A full simulation on the training motion, to fit upsamplers from (jobs with [training])"
-    }
-
-    fn applies(&self, job: &Job) -> bool {
-        job.training.is_some()
-    }
-
-    fn needs(&self) -> &'static str {
-        "a [training] section"
+    fn info(&self) -> Info {
+        Info::new(
+            NAME,
+            "A full simulation on the training motion, to fit upsamplers from (jobs with [training])",
+        )
+        .needs("a [training] section", |job| job.training.is_some())
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

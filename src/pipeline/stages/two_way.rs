@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::{ablate, displace, fit, guides, prepare, train};
 use crate::error::Result;
 use crate::guides::{TwoWay, TwoWayOptions};
-use crate::pipeline::engine::{Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::{Job, MethodRow};
 use crate::pipeline::keys::{RowsKey, SceneKey, motion_files};
 use crate::pipeline::rows;
@@ -37,20 +37,12 @@ struct Key<'a> {
 }
 
 impl Stage for TwoWayStage {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "The guides simulated with two-way collision correction (jobs with two-way rows)"
-    }
-
-    fn applies(&self, job: &Job) -> bool {
-        job.rows.iter().any(|r| r.two_way)
-    }
-
-    fn needs(&self) -> &'static str {
-        "a two-way method"
+    fn info(&self) -> Info {
+        Info::new(
+            NAME,
+            "The guides simulated with two-way collision correction (jobs with two-way rows)",
+        )
+        .needs("a two-way method", |job| job.rows.iter().any(|r| r.two_way))
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

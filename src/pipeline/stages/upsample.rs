@@ -9,7 +9,7 @@ use tress_formats::tcache::{HeadPose, TcacheReader};
 use super::{ablate, displace, drape, fit, guide_sim, guides, hairmesh, prepare, train, two_way};
 use crate::cache::{CacheInfo, FrameSink, SinkOptions, create_sink};
 use crate::error::{Error, Result};
-use crate::pipeline::engine::{Chunk, Ctx, Inputs, Kind, OutputFile, Stage};
+use crate::pipeline::engine::{Chunk, Ctx, Info, Inputs, OutputFile, Stage};
 use crate::pipeline::job::{Job, MethodRow};
 use crate::pipeline::keys::{RowsKey, SceneKey, motion_files};
 use crate::pipeline::progress::FrameProgress;
@@ -38,16 +38,12 @@ struct Key<'a> {
 }
 
 impl Stage for Upsample {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "The whole groom from the guides, every method (per chunk of frames)"
-    }
-
-    fn kind(&self) -> Kind {
-        Kind::Chunked
+    fn info(&self) -> Info {
+        Info::new(
+            NAME,
+            "The whole groom from the guides, every method (per chunk of frames)",
+        )
+        .chunked()
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

@@ -8,7 +8,7 @@ use tress_formats::tcache::TcacheReader;
 use super::{prepare, simulate, upsample};
 use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::Result;
-use crate::pipeline::engine::{Artefact, Chunk, Ctx, Inputs, Stage};
+use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::{Job, OutputSpec};
 
 pub const NAME: &str = "write";
@@ -28,12 +28,8 @@ struct Key<'a> {
 }
 
 impl Stage for Write {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn about(&self) -> &'static str {
-        "Alembic / tcache / PLY outputs"
+    fn info(&self) -> Info {
+        Info::new(NAME, "Alembic / tcache / PLY outputs")
     }
 
     fn upstream(&self, job: &Job) -> Vec<&'static str> {

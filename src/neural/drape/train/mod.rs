@@ -98,18 +98,6 @@ impl<B: AutodiffBackend> Steps for AeTraining<'_, B> {
         Ok(())
     }
 
-    fn validate(&mut self) -> Result<Option<()>> {
-        Ok(None)
-    }
-
-    fn better(&self, _: &(), _: &()) -> bool {
-        false
-    }
-
-    fn keep_best(&mut self) -> Result<()> {
-        Ok(())
-    }
-
     fn report(&mut self, step: usize, seconds_per_step: f64, _: Option<&()>) -> bool {
         (self.report)(&DrapeStep {
             stage: "autoencoder",
@@ -121,10 +109,6 @@ impl<B: AutodiffBackend> Steps for AeTraining<'_, B> {
             seconds_per_step,
             validation: None,
         })
-    }
-
-    fn checkpoint(&mut self, _: &Path) -> Result<()> {
-        Ok(())
     }
 }
 
