@@ -28,3 +28,10 @@ pub mod velocity;
 pub use error::{Error, ErrorKind, InFile, Result};
 pub use mesh::TriMesh;
 pub use strands::{Attr, StrandAttrs, Strands};
+
+/// A path's extension in lower case (`Hair.ABC` → `abc`), if it has one that is text.
+pub fn extension(path: &std::path::Path) -> Option<String> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+}

@@ -142,10 +142,7 @@ pub fn create_sink(
             written: Vec::new(),
         }));
     }
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let ext = tress_formats::extension(path);
     match ext.as_deref() {
         Some("tcache") => {
             let codec = match opts.error_bound {

@@ -113,10 +113,7 @@ pub fn open_source(path: &Path, object: Option<&str>, fps: f64) -> Result<Box<dy
         };
         return Ok(Box::new(PlySequence { pattern, info }));
     }
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let ext = tress_formats::extension(path);
     match ext.as_deref() {
         Some("tcache") => {
             let reader = TcacheReader::open(path)?;

@@ -169,13 +169,7 @@ fn run_build(a: &BuildArgs) -> Result<()> {
     let t = transform(&a.space)?;
     let scene = load_groom(&a.groom, &t, a.strands)?;
     let (mesh, report) = build(&scene.groom, &build_options(&a.mesh)?)?;
-    if a.output
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-        != Some("obj")
-    {
+    if tress_formats::extension(&a.output).as_deref() != Some("obj") {
         return Err(Error::Invalid(format!(
             "{}: a hair mesh is written as .obj (with its .hairmesh sidecar)",
             a.output.display()

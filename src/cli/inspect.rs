@@ -27,11 +27,7 @@ pub struct InspectArgs {
 }
 
 pub fn run(a: &InspectArgs) -> Result<()> {
-    let ext = a
-        .file
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase());
+    let ext = tress_formats::extension(&a.file);
     match ext.as_deref() {
         Some("obj") => inspect_mesh(&a.file, a.json),
         Some("abc") => super::inspect_abc::run(&a.file, a.json, a.verify),

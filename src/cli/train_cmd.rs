@@ -197,21 +197,20 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
         report: &mut report,
     })?;
     let before = trained.untrained.unwrap_or_default();
-    let (best_step, best) = trained.progress.best.unwrap_or_default();
-    let summary = json!({
-        "gt": a.gt,
-        "val": a.val,
-        "frames": train_set.len(),
-        "validation_frames": val_set.len(),
-        "steps": trained.progress.step,
-        "best_step": best_step,
-        "validation": best,
-        "untrained_validation": before,
-        "seconds": trained.seconds,
-        "stopped_early": trained.stopped_early,
-        "device": a.device,
-        "threads": rayon::current_num_threads(),
-    });
+    let (best_step, best) = trained.progress.best.clone().unwrap_or_default();
+    let summary = trained.progress.summary(
+        trained.seconds,
+        json!({
+            "frames": train_set.len(),
+            "validation_frames": val_set.len(),
+            "gt": a.gt,
+            "val": a.val,
+            "untrained_validation": before,
+            "stopped_early": trained.stopped_early,
+            "device": a.device,
+            "threads": rayon::current_num_threads(),
+        }),
+    );
     model_file_of(&cfg, trained.weights, summary.clone()).write(&a.out.output)?;
     let _ = std::fs::remove_file(&ckpt);
     if a.out.json {
@@ -293,20 +292,19 @@ fn run_displace(a: &DisplaceArgs) -> Result<()> {
         checkpoint: Some((&ckpt, a.out.resume)),
         report: &mut report,
     })?;
-    let (best_step, best) = trained.progress.best.unwrap_or_default();
-    let summary = json!({
-        "gt": a.gt,
-        "val": a.val,
-        "frames": train_set.len(),
-        "validation_frames": val_set.len(),
-        "steps": trained.progress.step,
-        "best_step": best_step,
-        "validation": best,
-        "seconds": trained.seconds,
-        "stopped_early": trained.stopped_early,
-        "device": a.device,
-        "threads": rayon::current_num_threads(),
-    });
+    let (best_step, best) = trained.progress.best.clone().unwrap_or_default();
+    let summary = trained.progress.summary(
+        trained.seconds,
+        json!({
+            "frames": train_set.len(),
+            "validation_frames": val_set.len(),
+            "gt": a.gt,
+            "val": a.val,
+            "stopped_early": trained.stopped_early,
+            "device": a.device,
+            "threads": rayon::current_num_threads(),
+        }),
+    );
     let model = crate::neural::file::NeuralFile::read(&a.model)?;
     with_generator_of(model, &opts, trained.generator, summary.clone()).write(&a.out.output)?;
     let _ = std::fs::remove_file(&ckpt);

@@ -18,10 +18,7 @@ use crate::groom::Transform;
 /// Reads a triangle mesh: `.obj`, `.glb` / `.gltf` (every mesh node, at rest, in world space)
 /// or `.abc` (the first polymesh's first sample, in world space).
 pub fn read_mesh(path: &Path) -> Result<TriMesh> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let ext = tress_formats::extension(path);
     match ext.as_deref() {
         Some("obj") => Ok(tress_formats::obj::read(path)?),
         Some("glb") | Some("gltf") => {

@@ -46,7 +46,7 @@ impl GroomFormat {
 
     /// The format a path's extension names.
     pub fn from_extension(path: &Path) -> Option<Self> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        let ext = tress_formats::extension(path)?;
         Some(match ext.as_str() {
             "hair" => GroomFormat::Hair,
             "data" => GroomFormat::UscData,
@@ -224,10 +224,7 @@ fn read_abc(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
 /// Writes a groom; the format follows the extension. The file appears only when complete.
 pub fn write_groom(path: &Path, groom: &Groom) -> Result<()> {
     let strands = groom.to_strands();
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let ext = tress_formats::extension(path);
     if let Some("usd" | "usda") = ext.as_deref() {
         // A one-frame USD layer (the rest pose at time code 1).
         let write = || -> tress_formats::Result<()> {

@@ -84,6 +84,25 @@ impl<V, H> Default for Standing<V, H> {
     }
 }
 
+impl<V: Clone + Default + Serialize, H> Standing<V, H> {
+    /// What a trained model's summary says of its training: the steps taken, the best step and
+    /// its validation, the time taken (`seconds`), and the caller's own keys (`more`, a JSON
+    /// object).
+    pub fn summary(&self, seconds: f64, more: serde_json::Value) -> serde_json::Value {
+        let (best_step, best) = self.best.clone().unwrap_or_default();
+        let mut summary = serde_json::json!({
+            "steps": self.step,
+            "best_step": best_step,
+            "validation": best,
+            "seconds": seconds,
+        });
+        if let (Some(s), serde_json::Value::Object(more)) = (summary.as_object_mut(), more) {
+            s.extend(more);
+        }
+        summary
+    }
+}
+
 /// One network's training, driven by [`run`].
 pub trait Steps {
     /// What a validation measures.

@@ -138,8 +138,8 @@ mod tests {
     use glam::DVec3;
 
     use super::*;
-    use crate::motion::fit::root_poses;
     use crate::groom::{GroomParams, generate};
+    use crate::motion::fit::root_poses;
 
     #[test]
     fn root_fits_recover_a_head_turn_and_the_picture_shows_hair_and_head() {

@@ -76,10 +76,7 @@ pub fn procedural_scene(preset: &str, params: GroomParams) -> Result<SceneGroom>
 /// The collision shapes that come with a groom file, in tress space: a TressFX project's
 /// spheres and capsules, an `.mss` scene's sphere head; `None` for other files.
 pub fn file_shapes(path: &Path, transform: &Transform) -> Result<Option<(Vec<Sphere>, Vec<Capsule>)>> {
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
+    let ext = tress_formats::extension(path).unwrap_or_default();
     if ext == "mss" {
         let scene = tress_formats::mss::read(path)?;
         return Ok(Some((vec![mss::head_sphere(&scene, transform)], Vec::new())));

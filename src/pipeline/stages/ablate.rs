@@ -78,15 +78,11 @@ impl Stage for Ablate {
             }
             let ckpt = cx.out.join(format!("{name}.ckpt"));
             let trained = train::train_w(cx, &cfg, NAME, &ckpt, &train_set, &val_set)?;
-            let (best_step, best) = trained.progress.best.unwrap_or_default();
-            let summary = serde_json::json!({
-                "ablation": a,
-                "loss": cfg.loss,
-                "steps": trained.progress.step,
-                "best_step": best_step,
-                "validation": best,
-                "seconds": trained.seconds,
-            });
+            let (best_step, best) = trained.progress.best.clone().unwrap_or_default();
+            let summary = trained.progress.summary(
+                trained.seconds,
+                serde_json::json!({ "ablation": a, "loss": cfg.loss }),
+            );
             crate::neural::interp::train::model_file_of(&cfg, trained.weights, summary.clone())
                 .write(&cx.out.join(&name))?;
             let _ = std::fs::remove_file(&ckpt);

@@ -90,14 +90,10 @@ impl Stage for Displace {
                 report: &mut report,
             })?;
         progress.finish();
-        let (best_step, best) = d.progress.best.unwrap_or_default();
-        let summary = serde_json::json!({
-            "steps": d.progress.step,
-            "best_step": best_step,
-            "validation": best,
-            "seconds": d.seconds,
-            "stopped_early": d.stopped_early,
-        });
+        let (best_step, best) = d.progress.best.clone().unwrap_or_default();
+        let summary = d
+            .progress
+            .summary(d.seconds, serde_json::json!({ "stopped_early": d.stopped_early }));
         let model = crate::neural::file::NeuralFile::read(&model_path)?;
         crate::neural::displace::train::with_generator_of(model, o, d.generator, summary.clone())
             .write(&cx.path(DISPLACED))?;

@@ -22,10 +22,27 @@ pub const METRICS: Artefact = Artefact::new(NAME, "metrics.json");
 pub struct Eval;
 
 #[derive(Serialize)]
-struct Key<'a> {
+struct Key {
+    oracle: bool,
+}
+
+/// What scoring the rows depends on: the scene, the rows, and the stage's own settings.
+#[derive(Serialize)]
+struct ScoringKey<'a, S: Serialize> {
     scene: SceneKey<'a>,
     rows: RowsKey<'a>,
-    oracle: bool,
+    #[serde(flatten)]
+    own: S,
+}
+
+/// The inputs of a stage that scores the rows (eval, preview) with its own settings `own`.
+pub fn scoring_inputs(cx: &Ctx, own: impl Serialize) -> Result<Inputs> {
+    let key = ScoringKey {
+        scene: SceneKey::of(cx.job),
+        rows: RowsKey::of(cx.job),
+        own,
+    };
+    Ok(Inputs::new(&key).reads(scoring_files(cx)?))
 }
 
 /// The stages whose results scoring the rows reads (the eval and preview stages).
@@ -64,13 +81,12 @@ impl Stage for Eval {
     }
 
     fn inputs(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Inputs> {
-        let j = cx.job;
-        Ok(Inputs::new(&Key {
-            scene: SceneKey::of(j),
-            rows: RowsKey::of(j),
-            oracle: j.guides.oracle,
-        })
-        .reads(scoring_files(cx)?))
+        scoring_inputs(
+            cx,
+            Key {
+                oracle: cx.job.guides.oracle,
+            },
+        )
     }
 
     fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {

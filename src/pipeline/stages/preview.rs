@@ -7,13 +7,12 @@ use image::RgbImage;
 use serde::{Deserialize, Serialize};
 use tress_formats::tcache::TcacheReader;
 
-use super::eval::{scoring_files, scoring_upstream};
+use super::eval::{scoring_inputs, scoring_upstream};
 use super::{prepare, simulate, upsample};
 use crate::error::{Error, Result};
 use crate::metrics::{error_share_off, error_split_map, psnr, ssim};
 use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::{Job, PreviewSpec};
-use crate::pipeline::keys::{RowsKey, SceneKey};
 use crate::render::frame::Coloring;
 use crate::render::frame::{FrameStyle, background, draw_strands, label};
 use crate::render::heat::legend;
@@ -33,9 +32,7 @@ pub struct Preview;
 
 #[derive(Serialize)]
 struct Key<'a> {
-    scene: SceneKey<'a>,
     preview: &'a PreviewSpec,
-    rows: RowsKey<'a>,
 }
 
 impl Stage for Preview {
@@ -48,13 +45,12 @@ impl Stage for Preview {
     }
 
     fn inputs(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Inputs> {
-        let j = cx.job;
-        Ok(Inputs::new(&Key {
-            scene: SceneKey::of(j),
-            preview: &j.preview,
-            rows: RowsKey::of(j),
-        })
-        .reads(scoring_files(cx)?))
+        scoring_inputs(
+            cx,
+            Key {
+                preview: &cx.job.preview,
+            },
+        )
     }
 
     fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {

@@ -82,17 +82,16 @@ impl Stage for Train {
         let (train_set, val_set) = frames(cx, groom, cfg)?;
         let ckpt = cx.out.join(format!("{}.ckpt", MODEL.path));
         let trained = train_w(cx, cfg, "train", &ckpt, &train_set, &val_set)?;
-        let (best_step, best) = trained.progress.best.unwrap_or_default();
-        let summary = serde_json::json!({
-            "frames": train_set.len(),
-            "validation_frames": val_set.len(),
-            "steps": trained.progress.step,
-            "best_step": best_step,
-            "validation": best,
-            "seconds": trained.seconds,
-            "guides": train_set.grid.guide_strands().len(),
-            "occupancy": train_set.grid.occupancy(),
-        });
+        let (best_step, best) = trained.progress.best.clone().unwrap_or_default();
+        let summary = trained.progress.summary(
+            trained.seconds,
+            serde_json::json!({
+                "frames": train_set.len(),
+                "validation_frames": val_set.len(),
+                "guides": train_set.grid.guide_strands().len(),
+                "occupancy": train_set.grid.occupancy(),
+            }),
+        );
         // W_θ alone: the displacement options belong to `displaced.tnn` (the stage key leaves
         // them out, so a cached model.tnn must not carry stale ones).
         let w_cfg = w_config(cx.job).expect("a neural config");
