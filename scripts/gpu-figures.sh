@@ -9,8 +9,8 @@
 #
 # BINARY is a tress release binary (built with `--features cuda` for --device cuda), or the
 # same compressed with xz (BINARY.xz is unpacked beside the output). --device cpu runs the same
-# steps on burn's Flex CPU backend with fewer steps and frames, to check the script end to end
-# on a machine without a GPU. Needs python3 for the table (the JSON files are written without).
+# steps on burn's Flex CPU backend with fewer steps, frames and strands (2,000 instead of the
+# benchmark's 16,000), to check the script end to end on a machine without a GPU. Needs python3 for the table (the JSON files are written without).
 #
 # On an H100 it is sized to finish in about 8 minutes (kernel compilation of the cold runs
 # included; most of it is the cold runs and the job's ground-truth simulation).
@@ -40,10 +40,12 @@ if [ "$DEVICE" = cuda ]; then
     STEPS=${STEPS:-300}
     FRAMES=${FRAMES:-30}
     JOB_STEPS=300
+    STRANDS=16000
 else
     STEPS=${STEPS:-3}
     FRAMES=${FRAMES:-3}
     JOB_STEPS=20
+    STRANDS=2000
 fi
 
 mkdir -p "$OUT"
@@ -95,7 +97,7 @@ neural() {
     local runs=${!#}
     local grid=("${@:1:$#-1}")
     step "$name" "$BIN" bench neural --json --device "$DEVICE" --config "$config" "${grid[@]}" \
-        --frames "$FRAMES" --runs "$runs" --threads "$T"
+        --frames "$FRAMES" --runs "$runs" --threads "$T" --strands "$STRANDS"
 }
 # Cold: kernels compiled in these runs (a few training steps each).
 neural neural_32_cold interp_small --grid 32 3
