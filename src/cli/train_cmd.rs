@@ -197,7 +197,7 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
         report: &mut report,
     })?;
     let before = trained.untrained.unwrap_or_default();
-    let (best_step, best) = trained.progress.best.clone().unwrap_or_default();
+    let (best_step, best) = trained.progress.best.unwrap_or_default();
     let summary = trained.progress.summary(
         trained.seconds,
         json!({
@@ -292,7 +292,7 @@ fn run_displace(a: &DisplaceArgs) -> Result<()> {
         checkpoint: Some((&ckpt, a.out.resume)),
         report: &mut report,
     })?;
-    let (best_step, best) = trained.progress.best.clone().unwrap_or_default();
+    let (best_step, best) = trained.progress.best.unwrap_or_default();
     let summary = trained.progress.summary(
         trained.seconds,
         json!({

@@ -26,7 +26,6 @@ use crate::error::{Error, Result};
 use crate::scene::mss::MssPhysics;
 use crate::scene::{GroomSource, HeadSource, SceneSpec};
 use crate::sim::{Material, SimOptions};
-use crate::upsample::Method;
 use file::{Reader, parse_table};
 use material::MaterialSpec;
 
@@ -116,41 +115,14 @@ impl Job {
         let (material_preset, material) =
             material_spec.resolve(&groom, scene.as_ref().map(|(_, p)| &p.material), origin)?;
         let simulate = r.simulate(scene.as_ref())?;
-        let mut guides: GuideSpec = r.read("guides")?;
-        // An older job's single `method`, unless it lists `methods` itself.
-        if let Some(m) = guides.method.take()
-            && !r.own_has("guides", "methods")
-        {
-            guides.methods = vec![m];
-        }
-        let hairmesh = r.hairmesh()?;
-        let mut rows = rows::parse_rows(&guides, origin)?;
-        if hairmesh.enabled {
-            rows::add_section_row(&mut rows, Method::Hairmesh, &guides);
-        }
-        if rows.iter().any(|r| r.method == Method::Hairmesh) {
-            hairmesh.check().map_err(|e| r.err("hairmesh", e))?;
-        }
-        let drape = r.drape()?;
-        if drape.enabled {
-            rows::add_section_row(&mut rows, Method::Drape, &guides);
-        }
-        if rows.iter().any(|r| r.method == Method::Drape) {
-            drape
-                .draper_spec(&drape_key)
-                .check()
-                .map_err(|e| r.err("drape", e.to_string()))?;
-        }
-        let neural = r.neural()?;
-        let neural_config = if rows.iter().any(|r| r.method == Method::Neural) {
-            Some(neural.load(Some(dir)).map_err(|e| match neural.model {
-                Some(_) => r.err("neural.model", e.to_string()),
-                None => r.err("neural.config", format!("neural.config: {e}")),
-            })?)
-        } else {
-            None
-        };
-        rows::add_ablation_rows(&mut rows, &neural, neural_config.as_ref(), origin)?;
+        let resolve::MethodSections {
+            guides,
+            hairmesh,
+            drape,
+            neural,
+            neural_config,
+            rows,
+        } = r.methods()?;
         let training = r.training()?;
         if training.is_none() {
             checks::training_needed(&rows, &neural, &guides, origin)?;
@@ -162,16 +134,7 @@ impl Job {
         let mut t = r.t;
         if scene.is_some() {
             // The merged table shows what the scene set (reports, dry runs, content hashes).
-            let mut put = |k: &str, v: std::result::Result<Table, toml::ser::Error>| -> Result<()> {
-                let v = v.map_err(|e| Error::Runtime(format!("{k}: {e}")))?;
-                t.insert(k.into(), Value::Table(v));
-                Ok(())
-            };
-            put("groom", Table::try_from(&groom))?;
-            put("head", Table::try_from(&head))?;
-            put("motion", Table::try_from(&motion))?;
-            put("material", Table::try_from(&material))?;
-            put("simulate", Table::try_from(&simulate))?;
+            show_scene_settings(&mut t, &groom, &head, &motion, &material, &simulate)?;
         }
         Ok(Job {
             name,
@@ -238,6 +201,27 @@ impl Job {
             props: self.colliders.iter().map(ColliderSpec::prop).collect(),
         })
     }
+}
+
+/// Puts the scene sections as an `.mss` scene set them into the job's merged table.
+fn show_scene_settings(
+    t: &mut Table,
+    groom: &GroomSpec,
+    head: &HeadSpec,
+    motion: &MotionSpec,
+    material: &Material,
+    simulate: &SimOptions,
+) -> Result<()> {
+    let mut put = |k: &str, v: std::result::Result<Table, toml::ser::Error>| -> Result<()> {
+        let v = v.map_err(|e| Error::Runtime(format!("{k}: {e}")))?;
+        t.insert(k.into(), Value::Table(v));
+        Ok(())
+    };
+    put("groom", Table::try_from(groom))?;
+    put("head", Table::try_from(head))?;
+    put("motion", Table::try_from(motion))?;
+    put("material", Table::try_from(material))?;
+    put("simulate", Table::try_from(simulate))
 }
 
 #[cfg(test)]

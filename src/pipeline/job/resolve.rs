@@ -7,7 +7,8 @@ use toml::{Table, Value};
 
 use super::checks::{check_collider, check_motion};
 use super::file::{Reader, groom_preset};
-use super::methods::{DrapeSpec, HairMeshSpec, NeuralSpec};
+use super::methods::{DrapeSpec, GuideSpec, HairMeshSpec, NeuralSpec, drape_key};
+use super::rows::{self, MethodRow};
 use super::sections::{
     BatchSpec, ColliderSpec, GroomSpec, HeadSpec, MotionSpec, MssSpec, Training, TrainingSpec,
 };
@@ -16,9 +17,21 @@ use crate::groom::UpAxis;
 use crate::presets::keys::merge;
 use crate::scene::mss::MssPhysics;
 use crate::sim::SimOptions;
+use crate::upsample::Method;
 
 /// The motion keys that name a source.
 const MOTION_SOURCES: [&str; 6] = ["preset", "gltf", "abc", "track", "velocity", "angular_velocity"];
+
+/// What the method sections of a job resolve to.
+pub struct MethodSections {
+    pub guides: GuideSpec,
+    pub hairmesh: HairMeshSpec,
+    pub drape: DrapeSpec,
+    pub neural: NeuralSpec,
+    /// The neural config, where a row uses the network.
+    pub neural_config: Option<crate::neural::interp::InterpConfig>,
+    pub rows: Vec<MethodRow>,
+}
 
 impl Reader<'_> {
     /// The shot's frames, `A-B`, whole numbers.
@@ -179,6 +192,54 @@ impl Reader<'_> {
             .check()
             .map_err(|e| self.err("simulate", format!("simulate.{e}")))?;
         Ok(simulate)
+    }
+
+    /// The method sections (`[guides]`, `[hairmesh]`, `[drape]`, `[neural]`) and the rows they
+    /// make, each section checked where a row uses it.
+    pub fn methods(&self) -> Result<MethodSections> {
+        let mut guides: GuideSpec = self.read("guides")?;
+        // An older job's single `method`, unless it lists `methods` itself.
+        if let Some(m) = guides.method.take()
+            && !self.own_has("guides", "methods")
+        {
+            guides.methods = vec![m];
+        }
+        let hairmesh = self.hairmesh()?;
+        let mut rows = rows::parse_rows(&guides, self.origin)?;
+        if hairmesh.enabled {
+            rows::add_section_row(&mut rows, Method::Hairmesh, &guides);
+        }
+        if rows.iter().any(|r| r.method == Method::Hairmesh) {
+            hairmesh.check().map_err(|e| self.err("hairmesh", e))?;
+        }
+        let drape = self.drape()?;
+        if drape.enabled {
+            rows::add_section_row(&mut rows, Method::Drape, &guides);
+        }
+        if rows.iter().any(|r| r.method == Method::Drape) {
+            drape
+                .draper_spec(&drape_key)
+                .check()
+                .map_err(|e| self.err("drape", e.to_string()))?;
+        }
+        let neural = self.neural()?;
+        let neural_config = if rows.iter().any(|r| r.method == Method::Neural) {
+            Some(neural.load(Some(self.dir)).map_err(|e| match neural.model {
+                Some(_) => self.err("neural.model", e.to_string()),
+                None => self.err("neural.config", format!("neural.config: {e}")),
+            })?)
+        } else {
+            None
+        };
+        rows::add_ablation_rows(&mut rows, &neural, neural_config.as_ref(), self.origin)?;
+        Ok(MethodSections {
+            guides,
+            hairmesh,
+            drape,
+            neural,
+            neural_config,
+            rows,
+        })
     }
 
     /// Top-level section `k` with its subtable `sub` taken out (read on its own, so its keys

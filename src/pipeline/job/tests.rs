@@ -2,6 +2,7 @@
 //! mistakes named.
 
 use super::*;
+use crate::upsample::Method;
 
 fn job(text: &str) -> Result<Job> {
     Job::from_table(parse_table(text, "job.toml")?, "job.toml", Path::new("/tmp"))

@@ -78,7 +78,7 @@ impl Stage for Ablate {
             }
             let ckpt = cx.out.join(format!("{name}.ckpt"));
             let trained = train::train_w(cx, &cfg, NAME, &ckpt, &train_set, &val_set)?;
-            let (best_step, best) = trained.progress.best.clone().unwrap_or_default();
+            let (best_step, best) = trained.progress.best.unwrap_or_default();
             let summary = trained.progress.summary(
                 trained.seconds,
                 serde_json::json!({ "ablation": a, "loss": cfg.loss }),

@@ -90,7 +90,7 @@ impl Stage for Displace {
                 report: &mut report,
             })?;
         progress.finish();
-        let (best_step, best) = d.progress.best.clone().unwrap_or_default();
+        let (best_step, best) = d.progress.best.unwrap_or_default();
         let summary = d
             .progress
             .summary(d.seconds, serde_json::json!({ "stopped_early": d.stopped_early }));

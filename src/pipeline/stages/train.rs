@@ -82,7 +82,7 @@ impl Stage for Train {
         let (train_set, val_set) = frames(cx, groom, cfg)?;
         let ckpt = cx.out.join(format!("{}.ckpt", MODEL.path));
         let trained = train_w(cx, cfg, "train", &ckpt, &train_set, &val_set)?;
-        let (best_step, best) = trained.progress.best.clone().unwrap_or_default();
+        let (best_step, best) = trained.progress.best.unwrap_or_default();
         let summary = trained.progress.summary(
             trained.seconds,
             serde_json::json!({
