@@ -5,12 +5,15 @@
 # and a small job with `[neural] device`, whose neural row is scored again on the CPU with the
 # same model. Writes figures.json (every benchmark's own JSON) and figures.md (the table).
 #
-#   scripts/gpu-figures.sh BINARY [--device cuda|cpu] [--out DIR] [--steps N] [--frames N]
+#   scripts/gpu-figures.sh BINARY [--device cuda|cpu] [--out DIR] [--steps N] [--frames N] [--resume]
 #
 # BINARY is a tress release binary (built with `--features cuda` for --device cuda), or the
 # same compressed with xz (BINARY.xz is unpacked beside the output). --device cpu runs the same
 # steps on burn's Flex CPU backend with fewer steps, frames and strands (2,000 instead of the
-# benchmark's 16,000), to check the script end to end on a machine without a GPU. Needs python3 for the table (the JSON files are written without).
+# benchmark's 16,000), to check the script end to end on a machine without a GPU. --resume
+# keeps DIR's kernel cache and finished steps (a step whose JSON is there is skipped), so a run
+# cut off by a time limit goes on where it stopped. Needs python3 for the table (the JSON files
+# are written without).
 #
 # On an H100 it is sized to finish in about 8 minutes (kernel compilation of the cold runs
 # included; most of it is the cold runs and the job's ground-truth simulation).
@@ -25,12 +28,14 @@ DEVICE=cuda
 OUT=gpu-figures
 STEPS=
 FRAMES=
+RESUME=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --device) DEVICE=$2; shift 2 ;;
         --out) OUT=$2; shift 2 ;;
         --steps) STEPS=$2; shift 2 ;;
         --frames) FRAMES=$2; shift 2 ;;
+        --resume) RESUME=1; shift ;;
         -h | --help) usage 0 ;;
         *) echo "gpu-figures: unknown argument $1" >&2; usage ;;
     esac
@@ -51,7 +56,7 @@ fi
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 LOG=$OUT/log.txt
-: >"$LOG"
+[ "$RESUME" = 1 ] || : >"$LOG"
 if [[ "$BIN" == *.xz ]]; then
     xz -dc "$BIN" >"$OUT/tress"
     chmod +x "$OUT/tress"
@@ -62,15 +67,29 @@ BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 
 # A fresh kernel cache: the first runs compile every kernel (cold), the second set reuses them.
 export TRESS_CACHE_DIR=$OUT/cache
-rm -rf "$TRESS_CACHE_DIR"
 J=$OUT/json
+if [ "$RESUME" = 0 ]; then
+    rm -rf "$TRESS_CACHE_DIR" "$J"
+fi
 mkdir -p "$J"
+
+done_before() {
+    # done_before FILE: with --resume, FILE is a finished step's JSON (whole, not cut off).
+    [ "$RESUME" = 1 ] && [ -s "$1" ] || return 1
+    if command -v python3 >/dev/null; then
+        python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null
+    fi
+}
 
 step() {
     # step NAME COMMAND…: runs a command, its JSON to json/NAME.json, its time and any error to
     # the log; a failed step is recorded and the script goes on (the table shows it).
     local name=$1
     shift
+    if done_before "$J/$name.json"; then
+        echo "== $name: done before, kept (--resume)" | tee -a "$LOG"
+        return
+    fi
     echo "== $name: $*" | tee -a "$LOG"
     local t0=$SECONDS
     if "$@" >"$J/$name.json" 2>>"$LOG"; then
@@ -87,7 +106,14 @@ step() {
         nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
     fi
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) threads)"
-} | tee "$OUT/machine.txt"
+} | tee "$OUT/machine.txt.new"
+if [ "$RESUME" = 1 ] && [ -f "$OUT/machine.txt" ]; then
+    # A resumed run adds its own line: the steps may come from two binaries or machines.
+    { echo "resumed:"; cat "$OUT/machine.txt.new"; } >>"$OUT/machine.txt"
+    rm "$OUT/machine.txt.new"
+else
+    mv "$OUT/machine.txt.new" "$OUT/machine.txt"
+fi
 
 T=$(nproc)
 neural() {
@@ -144,6 +170,10 @@ sed -e 's/^output = "device"/output = "cpu"/' -e 's/^device = .*/device = "cpu"/
     -e '/^displace_steps = /d' "$OUT/job/device.toml" >"$OUT/job/cpu.toml"
 job() {
     local name=$1
+    if done_before "$J/job_$name.json"; then
+        echo "== job_$name: done before, kept (--resume)" | tee -a "$LOG"
+        return
+    fi
     echo "== job_$name" | tee -a "$LOG"
     local t0=$SECONDS
     if (cd "$OUT/job" && "$BIN" run "$name.toml" >>"$LOG" 2>&1); then
