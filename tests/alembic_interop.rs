@@ -139,12 +139,7 @@ fn tress_caches_read_identically_in_the_official_library() {
         x["matrices"][nframes - 1][3],
         serde_json::json!([0.0, 0.0, 0.0, 1.0])
     );
-    let xarb: Vec<&str> = x["arbGeomParams"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["name"].as_str().unwrap())
-        .collect();
+    let xarb: Vec<&str> = common::strings(&x["arbGeomParams"], "name");
     assert_eq!(xarb, ["groom_version_major", "groom_version_minor"]);
 
     let dt = 1.0f32 / 24.0;

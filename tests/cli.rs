@@ -273,12 +273,7 @@ fn presets_are_listed_and_a_dry_run_plans_without_running() {
     assert_eq!(v["job"]["groom"]["preset"], "wavy");
     // Merged from the default preset.
     assert_eq!(v["job"]["simulate"]["integrator"], "implicit");
-    let stages: Vec<&str> = v["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["stage"].as_str().unwrap())
-        .collect();
+    let stages: Vec<&str> = common::strings(&v["stages"], "stage");
     assert_eq!(stages.first(), Some(&"prepare"));
     assert!(stages.contains(&"simulate") && stages.contains(&"report"));
     assert!(

@@ -179,12 +179,7 @@ fn a_folder_of_grooms_drapes_into_one_cache_each() {
     let o = common::tress_ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["grooms"], 2);
-    let names: Vec<&str> = v["per_groom"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = common::strings(&v["per_groom"], "name");
     assert_eq!(names, ["a_wavy", "b_curly"]);
     for n in names {
         let cache = TcacheReader::open(dir.join(format!("{n}.tcache"))).unwrap();

@@ -165,6 +165,17 @@ fn energy_does_not_grow_without_input() {
 use tress::collide::{BodyParams, HeadShape, body};
 use tress::groom::{GroomParams, Style, generate};
 
+/// A groom of `style` on the default body whose head follows the motion preset `motion` (a
+/// still head without one), simulated with the default options from time 0.
+fn default_sim(style: Style, strands: usize, motion: Option<&str>) -> Simulation {
+    let track = match motion {
+        Some(m) => tress::motion::RandomMotion::preset(m).unwrap().track().unwrap(),
+        None => HeadTrack::still(Pose::IDENTITY),
+    };
+    let (groom, colliders) = scene(style, strands, track);
+    Simulation::new(&groom, material_of(style), SimOptions::default(), colliders, 0.0)
+}
+
 /// A procedural groom of `strands` strands with its head and body colliders moved by `track`.
 fn scene(style: Style, strands: usize, track: HeadTrack) -> (Groom, Colliders) {
     let params = GroomParams {
@@ -194,8 +205,7 @@ fn material_of(style: Style) -> Material {
 #[test]
 fn settled_groom_on_a_still_head_does_not_drift() {
     for style in [Style::Straight, Style::Curly] {
-        let (groom, colliders) = scene(style, 400, HeadTrack::still(Pose::IDENTITY));
-        let mut sim = Simulation::new(&groom, material_of(style), SimOptions::default(), colliders, 0.0);
+        let mut sim = default_sim(style, 400, None);
         // Ten seconds to settle: hair slides over the head until friction holds it.
         for _ in 0..240 {
             sim.step_frame(1.0 / 24.0, true);
@@ -249,14 +259,7 @@ fn helix_radius(x: &[Vec3], offsets: &[usize]) -> f64 {
 /// Curly hair hanging under gravity keeps its curl radius within 10 %.
 #[test]
 fn curls_keep_their_radius_under_gravity() {
-    let (groom, colliders) = scene(Style::Curly, 200, HeadTrack::still(Pose::IDENTITY));
-    let mut sim = Simulation::new(
-        &groom,
-        material_of(Style::Curly),
-        SimOptions::default(),
-        colliders,
-        0.0,
-    );
+    let mut sim = default_sim(Style::Curly, 200, None);
     let before = helix_radius(&sim.x, &sim.model.offsets);
     for _ in 0..72 {
         sim.step_frame(1.0 / 24.0, true);
@@ -298,18 +301,7 @@ fn length_change(sim: &Simulation) -> (f64, f64) {
 /// strands keep their length (mean change under 1 %).
 #[test]
 fn moving_head_keeps_hair_outside_and_strands_inextensible() {
-    let track = tress::motion::RandomMotion::preset("walk")
-        .unwrap()
-        .track()
-        .unwrap();
-    let (groom, colliders) = scene(Style::Straight, 300, track);
-    let mut sim = Simulation::new(
-        &groom,
-        material_of(Style::Straight),
-        SimOptions::default(),
-        colliders,
-        0.0,
-    );
+    let mut sim = default_sim(Style::Straight, 300, Some("walk"));
     for _ in 0..24 {
         sim.step_frame(1.0 / 24.0, true);
     }
@@ -339,18 +331,7 @@ fn run_in_pool(threads: usize, frames: usize) -> (Vec<Vec3>, Vec<Vec3>) {
         .build()
         .unwrap();
     pool.install(|| {
-        let track = tress::motion::RandomMotion::preset("violent")
-            .unwrap()
-            .track()
-            .unwrap();
-        let (groom, colliders) = scene(Style::Wavy, 150, track);
-        let mut sim = Simulation::new(
-            &groom,
-            material_of(Style::Wavy),
-            SimOptions::default(),
-            colliders,
-            0.0,
-        );
+        let mut sim = default_sim(Style::Wavy, 150, Some("violent"));
         for _ in 0..frames {
             sim.step_frame(1.0 / 24.0, false);
         }
@@ -539,18 +520,7 @@ fn blow_up_is_reported_with_the_frame_and_good_frames_are_kept() {
 #[test]
 fn ten_times_speed_and_collapsed_groom_recover() {
     // 10× speed: the gentle motion compressed into one second, then rest.
-    let track = tress::motion::RandomMotion::preset("violent")
-        .unwrap()
-        .track()
-        .unwrap();
-    let (groom, colliders) = scene(Style::Straight, 300, track);
-    let mut sim = Simulation::new(
-        &groom,
-        material_of(Style::Straight),
-        SimOptions::default(),
-        colliders,
-        0.0,
-    );
+    let mut sim = default_sim(Style::Straight, 300, Some("violent"));
     for _ in 0..24 {
         sim.step_frame(1.0 / 24.0, true);
     }
@@ -576,22 +546,8 @@ fn ten_times_speed_and_collapsed_groom_recover() {
     );
 
     // Collapsed: every particle on its strand's root.
-    let (groom, colliders) = scene(Style::Straight, 300, HeadTrack::still(Pose::IDENTITY));
-    let mut reference = Simulation::new(
-        &groom,
-        material_of(Style::Straight),
-        SimOptions::default(),
-        colliders,
-        0.0,
-    );
-    let (groom, colliders) = scene(Style::Straight, 300, HeadTrack::still(Pose::IDENTITY));
-    let mut sim = Simulation::new(
-        &groom,
-        material_of(Style::Straight),
-        SimOptions::default(),
-        colliders,
-        0.0,
-    );
+    let mut reference = default_sim(Style::Straight, 300, None);
+    let mut sim = default_sim(Style::Straight, 300, None);
     for s in 0..sim.model.strand_count() {
         let (o, e) = (sim.model.offsets[s], sim.model.offsets[s + 1]);
         let root = sim.x[o];

@@ -67,12 +67,7 @@ fn usd_caches_read_identically_in_pixars_library() {
     let curves = &u["curves"][0];
     assert_eq!(curves["type"], "linear");
     assert_eq!(curves["point_time_samples"], 10);
-    let names: Vec<&str> = curves["primvars"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = common::strings(&curves["primvars"], "name");
     assert!(names.contains(&"st") && names.contains(&"groom_id"), "{names:?}");
     // The same positions as the Alembic cache, frame by frame, as the official library reads it.
     let a = inspect(
@@ -97,12 +92,7 @@ fn usd_caches_read_identically_in_pixars_library() {
                 .unwrap()
         })
         .collect();
-    let usd_hashes: Vec<&str> = curves["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["positions_hash"].as_str().unwrap())
-        .collect();
+    let usd_hashes: Vec<&str> = common::strings(&curves["samples"], "positions_hash");
     assert_eq!(usd_hashes.len(), 10);
     assert_eq!(usd_hashes, abc_hashes);
     for s in curves["samples"].as_array().unwrap() {

@@ -155,3 +155,17 @@ pub fn corruptions(good: &[u8], seed: u64) -> Vec<(String, Vec<u8>)> {
     out.push(("garbage".into(), garbage));
     out
 }
+
+/// The string `key` of each object in the JSON array `list` (a report's stage names, a file's
+/// primvar names…); a missing array or key fails the test.
+pub fn strings<'a>(list: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    let items = list.as_array().unwrap_or_else(|| panic!("not an array: {list}"));
+    items
+        .iter()
+        .map(|o| {
+            o[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string {key} in {o}"))
+        })
+        .collect()
+}

@@ -115,17 +115,10 @@ impl Job {
         let (material_preset, material) =
             material_spec.resolve(&groom, scene.as_ref().map(|(_, p)| &p.material), origin)?;
         let simulate = r.simulate(scene.as_ref())?;
-        let resolve::MethodSections {
-            guides,
-            hairmesh,
-            drape,
-            neural,
-            neural_config,
-            rows,
-        } = r.methods()?;
+        let m = r.methods()?;
         let training = r.training()?;
         if training.is_none() {
-            checks::training_needed(&rows, &neural, &guides, origin)?;
+            checks::training_needed(&m.rows, &m.neural, &m.guides, origin)?;
         }
         let colliders = r.colliders()?;
         let outputs: OutputSpec = r.read("outputs")?;
@@ -152,12 +145,12 @@ impl Job {
             material,
             material_spec,
             simulate,
-            guides,
-            neural,
-            neural_config,
-            hairmesh,
-            drape,
-            rows,
+            guides: m.guides,
+            neural: m.neural,
+            neural_config: m.neural_config,
+            hairmesh: m.hairmesh,
+            drape: m.drape,
+            rows: m.rows,
             training,
             colliders,
             outputs,
