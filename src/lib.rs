@@ -8,6 +8,7 @@ pub mod cache;
 pub mod cli;
 pub mod collide;
 pub mod error;
+pub mod grid;
 pub mod groom;
 pub mod guides;
 pub mod hairmesh;

@@ -16,9 +16,11 @@
 //! uniform cell grid searched ring by ring until no closer particle can remain, ties broken by
 //! index: the result does not depend on the thread count.
 
-use glam::{Vec2, Vec3};
+use glam::{UVec3, Vec2, Vec3};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+
+use crate::grid::{Buckets, Lattice};
 
 /// 000's neighbourhood size.
 pub const NEIGHBOURS: usize = 50;
@@ -117,11 +119,8 @@ pub fn nearest(points: &[Vec3], strand_of: &[u32], queries: &[u32], k: usize) ->
 
 /// Particles sorted into the cells of a uniform grid over their bounding box.
 struct CellGrid {
-    lo: Vec3,
-    h: f32,
-    dims: [usize; 3],
-    start: Vec<u32>,
-    ids: Vec<u32>,
+    lattice: Lattice,
+    buckets: Buckets,
 }
 
 impl CellGrid {
@@ -142,49 +141,27 @@ impl CellGrid {
         while dim(h).x * dim(h).y * dim(h).z > (1 << 21) as f32 {
             h *= 1.26;
         }
-        let d = dim(h);
-        let dims = [d.x as usize, d.y as usize, d.z as usize];
-        let mut grid = CellGrid {
-            lo,
-            h,
-            dims,
-            start: vec![0; dims[0] * dims[1] * dims[2] + 1],
-            ids: vec![0; points.len()],
+        let lattice = Lattice {
+            origin: lo,
+            cell: h,
+            dims: dim(h).as_uvec3(),
         };
-        let cell: Vec<usize> = points.iter().map(|p| grid.index(grid.cell(*p))).collect();
-        for &c in &cell {
-            grid.start[c + 1] += 1;
+        CellGrid {
+            lattice,
+            buckets: Buckets::new(&lattice, points),
         }
-        for i in 1..grid.start.len() {
-            grid.start[i] += grid.start[i - 1];
-        }
-        let mut fill = grid.start.clone();
-        for (i, &c) in cell.iter().enumerate() {
-            grid.ids[fill[c] as usize] = i as u32;
-            fill[c] += 1;
-        }
-        grid
-    }
-
-    fn cell(&self, p: Vec3) -> [usize; 3] {
-        let f = ((p - self.lo) / self.h).floor();
-        let f = if f.is_finite() { f } else { Vec3::ZERO };
-        [0, 1, 2].map(|a| (f[a].max(0.0) as usize).min(self.dims[a] - 1))
-    }
-
-    fn index(&self, c: [usize; 3]) -> usize {
-        (c[2] * self.dims[1] + c[1]) * self.dims[0] + c[0]
     }
 
     fn nearest(&self, points: &[Vec3], strand_of: &[u32], q: u32, k: usize) -> Vec<u32> {
         let p = points[q as usize];
         let own = strand_of[q as usize];
-        let c = self.cell(p);
+        let c = self.lattice.cell_of(p).to_array().map(|v| v as usize);
+        let dims = self.lattice.dims.to_array().map(|v| v as usize);
         let mut found: Vec<(f32, u32)> = Vec::new();
-        let max_ring = *self.dims.iter().max().expect("three axes");
+        let max_ring = *dims.iter().max().expect("three axes");
         for r in 0..=max_ring {
             let lo = |a: usize| c[a].saturating_sub(r);
-            let hi = |a: usize| (c[a] + r).min(self.dims[a] - 1);
+            let hi = |a: usize| (c[a] + r).min(dims[a] - 1);
             for z in lo(2)..=hi(2) {
                 for y in lo(1)..=hi(1) {
                     for x in lo(0)..=hi(0) {
@@ -192,8 +169,8 @@ impl CellGrid {
                         if ring.into_iter().max() != Some(r) {
                             continue;
                         }
-                        let i = self.index([x, y, z]);
-                        for &j in &self.ids[self.start[i] as usize..self.start[i + 1] as usize] {
+                        let i = self.lattice.index(UVec3::new(x as u32, y as u32, z as u32));
+                        for &j in self.buckets.cell(i) {
                             if strand_of[j as usize] != own {
                                 found.push((points[j as usize].distance_squared(p), j));
                             }
@@ -205,7 +182,7 @@ impl CellGrid {
                 found.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
                 found.truncate(k);
                 // Every particle of a farther ring is at least r·h away.
-                let reach = r as f32 * self.h;
+                let reach = r as f32 * self.lattice.cell;
                 if found[k - 1].0 <= reach * reach {
                     break;
                 }

@@ -10,6 +10,8 @@
 use glam::{UVec3, Vec3};
 use rayon::prelude::*;
 
+use crate::grid::Lattice;
+
 /// Strand chunks of the splat: fixed, so the floating-point sums do not depend on threads.
 const CHUNKS: usize = 8;
 /// Largest grid, in cells; coarser cells are used beyond it.
@@ -17,9 +19,8 @@ const MAX_CELLS: usize = 4_000_000;
 
 #[derive(Clone, Debug, Default)]
 pub struct HairGrid {
-    pub origin: Vec3,
-    pub cell: f32,
-    pub dims: UVec3,
+    /// The cells (a margin of two cells around the particles).
+    pub lattice: Lattice,
     /// Mass per cell (trilinear weights).
     pub density: Vec<f32>,
     /// Mean velocity per cell.
@@ -35,46 +36,14 @@ pub struct GridSample {
     pub gradient: Vec3,
 }
 
-/// Placement of the grid cells: copied into the splat workers while the grids are written.
-#[derive(Clone, Copy, Debug)]
-struct Lattice {
-    origin: Vec3,
-    cell: f32,
-    dims: UVec3,
-}
-
-impl Lattice {
-    fn index(&self, c: UVec3) -> usize {
-        c.x as usize + self.dims.x as usize * (c.y as usize + self.dims.y as usize * c.z as usize)
-    }
-
-    /// Cell corner and trilinear fractions of `p` (clamped into the grid).
-    fn locate(&self, p: Vec3) -> (UVec3, Vec3) {
-        let f = ((p - self.origin) / self.cell).clamp(
-            Vec3::ZERO,
-            (self.dims - UVec3::splat(2)).as_vec3() + Vec3::splat(0.999),
-        );
-        let c = f.floor();
-        (c.as_uvec3(), f - c)
-    }
-}
-
 impl HairGrid {
-    fn lattice(&self) -> Lattice {
-        Lattice {
-            origin: self.origin,
-            cell: self.cell,
-            dims: self.dims,
-        }
-    }
-
     /// Rebuilds the grid from particles; `strand_offsets` delimit strands (chunking unit).
     pub fn build(&mut self, x: &[Vec3], v: &[Vec3], mass: &[f32], strand_offsets: &[usize], cell: f32) {
         let (lo, hi) = x.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(l, h), p| {
             (l.min(*p), h.max(*p))
         });
         if x.is_empty() || !lo.is_finite() || !hi.is_finite() {
-            self.dims = UVec3::ZERO;
+            self.lattice.dims = UVec3::ZERO;
             return;
         }
         let mut cell = cell.max(1e-3);
@@ -82,17 +51,17 @@ impl HairGrid {
         while ((span / cell).ceil() + Vec3::ONE).element_product() as usize > MAX_CELLS {
             cell *= 1.5;
         }
-        self.cell = cell;
-        self.origin = lo - Vec3::splat(2.0 * cell);
-        self.dims = ((hi + Vec3::splat(2.0 * cell) - self.origin) / cell)
-            .ceil()
-            .as_uvec3()
-            + UVec3::ONE;
-        self.dims = self.dims.max(UVec3::splat(2));
-        let n = self.dims.x as usize * self.dims.y as usize * self.dims.z as usize;
+        let origin = lo - Vec3::splat(2.0 * cell);
+        let dims = ((hi + Vec3::splat(2.0 * cell) - origin) / cell).ceil().as_uvec3() + UVec3::ONE;
+        self.lattice = Lattice {
+            origin,
+            cell,
+            dims: dims.max(UVec3::splat(2)),
+        };
+        let n = self.lattice.len();
         self.scratch.resize_with(CHUNKS, Default::default);
         let strands = strand_offsets.len() - 1;
-        let me = self.lattice();
+        let me = self.lattice;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.par_iter_mut().enumerate().for_each(|(c, (d, m))| {
             d.clear();
@@ -134,14 +103,14 @@ impl HairGrid {
 
     /// Density, mean velocity and density gradient at `p`.
     pub fn sample(&self, p: Vec3) -> GridSample {
-        if self.dims == UVec3::ZERO {
+        if self.lattice.dims == UVec3::ZERO {
             return GridSample {
                 density: 0.0,
                 velocity: Vec3::ZERO,
                 gradient: Vec3::ZERO,
             };
         }
-        let lat = self.lattice();
+        let lat = self.lattice;
         let (base, t) = lat.locate(p);
         let (mut density, mut velocity, mut gradient) = (0.0, Vec3::ZERO, Vec3::ZERO);
         for corner in 0..8u32 {
@@ -165,7 +134,7 @@ impl HairGrid {
             } else {
                 Vec3::ZERO
             },
-            gradient: gradient / self.cell,
+            gradient: gradient / self.lattice.cell,
         }
     }
 }

@@ -6,6 +6,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::StrandContacts;
+use crate::grid::SparseCells;
 
 /// Cells a segment's box may overlap before it is left out of the broad phase (a segment that
 /// long has already exploded; the speed check reports it).
@@ -120,17 +121,6 @@ fn crossing(x0: [Vec3; 4], x1: [Vec3; 4]) -> Option<Vec3> {
     None
 }
 
-/// Cell coordinates packed into a key (21 bits each, offset so negative cells stay ordered).
-fn key(c: [i64; 3]) -> u64 {
-    let f = |v: i64| ((v + (1 << 20)).clamp(0, (1 << 21) - 1)) as u64;
-    (f(c[0]) << 42) | (f(c[1]) << 21) | f(c[2])
-}
-
-fn cell_of(p: Vec3, inv: f32) -> [i64; 3] {
-    let q = (p * inv).floor();
-    [q.x as i64, q.y as i64, q.z as i64]
-}
-
 /// Closest points of segments p0p1 and q0q1: parameters (s, t) in [0, 1].
 pub fn closest_parameters(p0: Vec3, p1: Vec3, q0: Vec3, q1: Vec3) -> (f32, f32) {
     let d1 = p1 - p0;
@@ -214,13 +204,13 @@ impl StrandContacts {
             .sum::<f64>()
             / boxes.len().max(1) as f64;
         let cell = (mean_extent as f32).max(thickness);
-        let inv = 1.0 / cell;
+        let grid = SparseCells::new(cell);
         // Broad phase: (cell, segment) entries, sorted.
         let per_segment: Vec<Vec<(u64, u32)>> = boxes
             .par_iter()
             .enumerate()
             .map(|(k, (lo, hi))| {
-                let (a, b) = (cell_of(*lo, inv), cell_of(*hi, inv));
+                let (a, b) = (grid.cell_of(*lo), grid.cell_of(*hi));
                 let n = ((b[0] - a[0] + 1) * (b[1] - a[1] + 1) * (b[2] - a[2] + 1)) as usize;
                 if n > MAX_CELLS_PER_SEGMENT {
                     return Vec::new();
@@ -229,7 +219,7 @@ impl StrandContacts {
                 for cz in a[2]..=b[2] {
                     for cy in a[1]..=b[1] {
                         for cx in a[0]..=b[0] {
-                            out.push((key([cx, cy, cz]), k as u32));
+                            out.push((SparseCells::key([cx, cy, cz]), k as u32));
                         }
                     }
                 }
@@ -260,7 +250,7 @@ impl StrandContacts {
                     entries,
                     boxes,
                     segments,
-                    inv,
+                    grid,
                 };
                 cells.pairs(run, thickness, inv_mass, rest, (x0, x), crossings)
             })
@@ -276,12 +266,12 @@ impl StrandContacts {
 }
 
 /// The broad phase's result: (cell, segment) entries sorted by cell, the segments' swept boxes,
-/// the segments (first particle, strand) and the inverse cell size.
+/// the segments (first particle, strand) and the cells.
 struct Cells<'a> {
     entries: &'a [(u64, u32)],
     boxes: &'a [(Vec3, Vec3)],
     segments: &'a [(u32, u32)],
-    inv: f32,
+    grid: SparseCells,
 }
 
 impl Cells<'_> {
@@ -298,7 +288,7 @@ impl Cells<'_> {
         (x0, x): (&[Vec3], &[Vec3]),
         crossings: bool,
     ) -> (u64, Vec<Pair>) {
-        let (entries, boxes, segments, inv) = (self.entries, self.boxes, self.segments, self.inv);
+        let (entries, boxes, segments, grid) = (self.entries, self.boxes, self.segments, self.grid);
         let reach = 2.0 * thickness;
         let mut candidates = 0u64;
         let mut pairs = Vec::new();
@@ -317,7 +307,7 @@ impl Cells<'_> {
                     continue;
                 }
                 // Report the pair only in the lowest cell both boxes share.
-                if key(cell_of(lo_a.max(lo_b), inv)) != here {
+                if SparseCells::key(grid.cell_of(lo_a.max(lo_b))) != here {
                     continue;
                 }
                 let (i, j) = (segments[sa].0 as usize, segments[sb].0 as usize);
