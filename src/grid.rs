@@ -1,6 +1,7 @@
-//! One uniform cell grid for tress's three spatial structures: the hair–hair volume of
-//! `sim::volume` (mass and momentum splatted trilinearly, after Petrovic et al. 2005), the
-//! k-nearest-particle search of `metrics::nonlocal` (000 §5.7) and the broad phase of
+//! One uniform cell grid for tress's spatial structures: the hair–hair volume of `sim::volume`
+//! (mass and momentum splatted trilinearly, after Petrovic et al. 2005), the
+//! k-nearest-particle search of `metrics::nonlocal` (000 §5.7), the close pairs of the drape's
+//! collision energy (`neural::drape::energy`, 003 Eq. 11–13) and the broad phase of
 //! `sim::strand_contact` (swept segment boxes sorted by cell).
 //!
 //! Cells are cubes. A [`Lattice`] is a bounded box of them from an origin, cell `(x, y, z)` at

@@ -9,12 +9,12 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::groom::UpAxis;
 use crate::neural::device::DeviceKind;
-use crate::pipeline::engine::{OutputFile, file_sha256};
+use crate::pipeline::engine::{Ctx, OutputFile};
 use crate::pipeline::job::{ColliderSpec, HeadSpec, Job, MethodRow, MotionSpec};
 
 /// Content hashes of files outside the output folder that a stage reads, as upstream entries
 /// (names that are not files, such as presets, are left out: the settings key has them).
-pub fn external(paths: &[Option<&str>]) -> Result<Vec<OutputFile>> {
+pub fn external(cx: &Ctx, paths: &[Option<&str>]) -> Result<Vec<OutputFile>> {
     let mut out = Vec::new();
     for p in paths.iter().flatten() {
         let path = Path::new(p);
@@ -22,7 +22,7 @@ pub fn external(paths: &[Option<&str>]) -> Result<Vec<OutputFile>> {
             out.push(OutputFile {
                 path: p.to_string(),
                 bytes: 0,
-                sha256: file_sha256(path)?,
+                sha256: cx.external_sha256(path)?,
             });
         }
     }
@@ -31,13 +31,17 @@ pub fn external(paths: &[Option<&str>]) -> Result<Vec<OutputFile>> {
 
 /// The files a scene reads besides the groom and head: motion `m`'s and an animated body
 /// mesh's (their content, not only their names, keys the stages).
-pub fn motion_files(job: &Job, m: &MotionSpec) -> Result<Vec<OutputFile>> {
-    let mut files = external(&[
-        m.gltf.as_deref(),
-        m.abc.as_deref(),
-        m.track.as_deref(),
-        m.preset.as_deref(),
-    ])?;
+pub fn motion_files(cx: &Ctx, m: &MotionSpec) -> Result<Vec<OutputFile>> {
+    let job = cx.job;
+    let mut files = external(
+        cx,
+        &[
+            m.gltf.as_deref(),
+            m.abc.as_deref(),
+            m.track.as_deref(),
+            m.preset.as_deref(),
+        ],
+    )?;
     if let Some(b) = job.head.body.as_deref()
         && crate::collide::deforming::is_body_mesh(b)
     {
@@ -46,6 +50,7 @@ pub fn motion_files(job: &Job, m: &MotionSpec) -> Result<Vec<OutputFile>> {
             .map(|(_, p)| p.display().to_string())
             .collect();
         files.extend(external(
+            cx,
             &body.iter().map(|p| Some(p.as_str())).collect::<Vec<_>>(),
         )?);
     }

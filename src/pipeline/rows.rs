@@ -83,7 +83,7 @@ pub fn model_files(cx: &Ctx) -> Result<Vec<OutputFile>> {
     if displace::Displace.applies(j) {
         up.push(cx.input(displace::DISPLACED)?.clone());
     }
-    up.extend(external(&[j.neural.model.as_deref()])?);
+    up.extend(external(cx, &[j.neural.model.as_deref()])?);
     if ablate::Ablate.applies(j) {
         for a in &j.neural.ablations {
             up.push(

@@ -69,16 +69,16 @@ type Good = (Vec<Vec3>, Vec<Vec3>, f64, i64);
 /// written, a checkpoint of the good state saved in the work folder; the error says where.
 fn unstable(
     sim: &mut Simulation,
-    good: &Good,
+    good: Good,
+    finite: bool,
     target: Target,
     work: Option<&Path>,
     (first, frame): (i64, i64),
     stats: &FrameStats,
 ) -> Error {
-    let finite = sim.x.iter().chain(&sim.v).all(|p| p.is_finite());
     // Keep what was good: the frames so far, and a checkpoint of the last good state.
-    sim.x = good.0.clone();
-    sim.v = good.1.clone();
+    sim.x = good.0;
+    sim.v = good.1;
     sim.time = good.2;
     let saved = work.map(checkpoint_path);
     if let Some(p) = &saved
@@ -324,7 +324,8 @@ pub fn run(
         if !finite || stats.max_speed > sim.options.max_speed {
             return Err(unstable(
                 sim,
-                &good,
+                good,
+                finite,
                 target,
                 work.as_deref(),
                 (plan.first, frame),
@@ -349,7 +350,10 @@ pub fn run(
         }
         sim.counters.io += t.elapsed();
         report.frames += 1;
-        good = (sim.x.clone(), sim.v.clone(), sim.time, frame);
+        // The last good state, its buffers reused.
+        good.0.clone_from(&sim.x);
+        good.1.clone_from(&sim.v);
+        (good.2, good.3) = (sim.time, frame);
         if !on_frame(frame, &stats) {
             return Err(stopped(frame, work.as_deref()));
         }

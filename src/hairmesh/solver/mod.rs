@@ -84,7 +84,9 @@ pub struct HairMeshSim {
     /// The matrix's block columns again as u32, for the solver's products.
     block_col: Vec<u32>,
     laplacian: CsrMatrix<f64>,
-    edges_degree: Vec<f64>,
+    /// 1 / the number of edges at each vertex (at least one): the Jacobi preconditioner of the
+    /// deformation solve.
+    inv_degree: Vec<f64>,
     /// The last three solves' velocity changes, newest first, and how many of them there are:
     /// the next solve's initial guess extrapolates them.
     prev_dv: [Vec<DVec3>; 3],
@@ -141,7 +143,7 @@ impl HairMeshSim {
             block_col: a.col_indices().iter().map(|&j| j as u32).collect(),
             a,
             laplacian,
-            edges_degree: degree,
+            inv_degree: degree.iter().map(|d| 1.0 / d.max(1.0)).collect(),
             contacts: vec![None; n],
             prev_dv: std::array::from_fn(|_| vec![DVec3::ZERO; n]),
             solves: 0,

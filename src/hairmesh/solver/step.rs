@@ -121,13 +121,14 @@ impl HairMeshSim {
         for i in 0..n {
             r[i] = if fixed[i] { DVec3::ZERO } else { b[i] - r[i] };
         }
-        let inv_d: Vec<f64> = self.edges_degree.iter().map(|d| 1.0 / d.max(1.0)).collect();
+        let inv_d = &self.inv_degree;
         // Each coordinate is its own system with the same matrix: run them side by side.
         let mut c: Vec<DVec3> = (0..n).map(|i| r[i] * inv_d[i]).collect();
         let dot = |a: &[DVec3], b: &[DVec3]| a.iter().zip(b).fold(DVec3::ZERO, |s, (p, q)| s + *p * *q);
         let mut delta = dot(&r, &c);
         let delta0 = delta;
         let mut q = vec![DVec3::ZERO; n];
+        let mut s = vec![DVec3::ZERO; n];
         let tol = 1e-8 * delta0.max_element().max(1e-30);
         let mut it = 0;
         while delta.max_element() > tol && it < 200 {
@@ -143,7 +144,9 @@ impl HairMeshSim {
                 self.x[i] += alpha * c[i];
                 r[i] -= alpha * q[i];
             }
-            let s: Vec<DVec3> = (0..n).map(|i| r[i] * inv_d[i]).collect();
+            for i in 0..n {
+                s[i] = r[i] * inv_d[i];
+            }
             let new_delta = dot(&r, &s);
             let beta = DVec3::select(delta.cmpgt(DVec3::ZERO), new_delta / delta, DVec3::ZERO);
             delta = new_delta;

@@ -314,7 +314,6 @@ impl<B: AutodiffBackend> Steps for FTraining<'_, B> {
         let batch = cfg.train.batch;
         let k = cfg.grid.stride;
         let size = cfg.grid.n - k;
-        let inner_dev = self.dev.clone();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
             o.seed ^ (step as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
         );
@@ -323,7 +322,7 @@ impl<B: AutodiffBackend> Steps for FTraining<'_, B> {
         // W_θ, fixed, on the inner backend.
         let bt = self
             .train
-            .batch::<B::InnerBackend>(first, batch, corner, size, cfg.net.blend, &inner_dev);
+            .batch::<B::InnerBackend>(first, batch, corner, size, cfg.net.blend, self.dev);
         // W_θ's rest features depend only on the crop: once per corner (k² of them).
         let interp = self.interp;
         let rf = self.rest_f[corner.0 * k + corner.1]

@@ -30,6 +30,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use crate::collide::Colliders;
+use crate::grid::{Buckets, Lattice};
 use crate::motion::Pose;
 
 /// Stiffnesses and sizes of the drape energy (the artist's controls, 003 Fig. 11).
@@ -116,27 +117,17 @@ pub fn pairs_within(x: &[Vec3], radius: f32) -> (Vec<i64>, Vec<i64>) {
     while dims(cell).as_dvec3().element_product() > 4.0e6 {
         cell *= 1.5;
     }
-    let d = dims(cell);
-    let coord = |p: Vec3| ((p - lo) / cell).floor().as_uvec3().min(d - glam::UVec3::ONE);
-    let id = |c: glam::UVec3| ((c.z * d.y + c.y) * d.x + c.x) as usize;
-    let mut start = vec![0u32; (d.x * d.y * d.z) as usize + 1];
-    for p in x {
-        start[id(coord(*p)) + 1] += 1;
-    }
-    for k in 1..start.len() {
-        start[k] += start[k - 1];
-    }
-    let mut fill = start.clone();
-    let mut sorted = vec![0u32; x.len()];
-    for (i, p) in x.iter().enumerate() {
-        let c = id(coord(*p));
-        sorted[fill[c] as usize] = i as u32;
-        fill[c] += 1;
-    }
+    let grid = Lattice {
+        origin: lo,
+        cell,
+        dims: dims(cell),
+    };
+    let d = grid.dims;
+    let buckets = Buckets::new(&grid, x);
     let r2 = radius * radius;
     let mut near = Vec::new();
     for (i, p) in x.iter().enumerate() {
-        let c = coord(*p).as_ivec3();
+        let c = grid.cell_of(*p).as_ivec3();
         near.clear();
         for dz in -1..=1 {
             for dy in -1..=1 {
@@ -145,8 +136,7 @@ pub fn pairs_within(x: &[Vec3], radius: f32) -> (Vec<i64>, Vec<i64>) {
                     if q.min_element() < 0 || q.cmpge(d.as_ivec3()).any() {
                         continue;
                     }
-                    let k = id(q.as_uvec3());
-                    for &j in &sorted[start[k] as usize..start[k + 1] as usize] {
+                    for &j in buckets.cell(grid.index(q.as_uvec3())) {
                         if j as usize > i && x[j as usize].distance_squared(*p) < r2 {
                             near.push(j);
                         }

@@ -2,9 +2,9 @@
 //! are done (this run's, or an earlier run's whose inputs have not changed), the stages this
 //! run has passed so far (for the report) and the job's scene, built once and shared.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{Artefact, Chunk, OutputFile, Record, StageStatus};
 use crate::error::{Error, Result};
@@ -21,6 +21,12 @@ pub struct Ctx<'a> {
     /// The job's scene (prepared groom, head, colliders), built on first use after the
     /// prepare stage (`stages::prepare::scene`).
     pub scene: OnceCell<crate::scene::Scene>,
+    /// The prepared groom alone, for stages that need no head or motion
+    /// (`stages::prepare::groom`), read once.
+    pub groom: OnceCell<crate::groom::Groom>,
+    /// Content hashes of files outside the output folder, hashed once a run (several stages'
+    /// keys read the same motion and body files, and each key is computed twice).
+    hashes: RefCell<BTreeMap<PathBuf, String>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -32,6 +38,8 @@ impl<'a> Ctx<'a> {
             records: BTreeMap::new(),
             done: Vec::new(),
             scene: OnceCell::new(),
+            groom: OnceCell::new(),
+            hashes: RefCell::new(BTreeMap::new()),
         }
     }
 
@@ -46,6 +54,17 @@ impl<'a> Ctx<'a> {
                     "stage {stage} has not run with the current settings: run without --only, or add --only {stage}"
                 ))
             })
+    }
+
+    /// SHA-256 of the content of `path`, a file outside the output folder that does not change
+    /// during the run: hashed on first use.
+    pub fn external_sha256(&self, path: &Path) -> Result<String> {
+        if let Some(h) = self.hashes.borrow().get(path) {
+            return Ok(h.clone());
+        }
+        let h = super::file_sha256(path)?;
+        self.hashes.borrow_mut().insert(path.to_path_buf(), h.clone());
+        Ok(h)
     }
 
     /// The recorded upstream file `a`.
@@ -82,7 +101,11 @@ impl<'a> Ctx<'a> {
 
     /// The seconds a whole stage took when it ran (this run or the one its record is from).
     pub fn seconds(&self, stage: &str) -> Option<f64> {
-        Record::load(&self.out, stage, None).map(|r| r.seconds)
+        match self.record(stage) {
+            Ok(r) => Some(r.seconds),
+            // A stage this run did not select (`--only`): its record on disk, current or not.
+            Err(_) => Record::load(&self.out, stage, None).map(|r| r.seconds),
+        }
     }
 
     /// The frames of chunk `chunk` of the job (the whole range without one).

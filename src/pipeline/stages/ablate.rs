@@ -61,7 +61,7 @@ impl Stage for Ablate {
     fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {
         let job = cx.job;
         let base = train::config(job)?;
-        let groom = &prepare::scene(cx)?.groom.groom;
+        let groom = prepare::groom(cx)?;
         let (train_set, val_set) = train::frames(cx, groom, base)?;
         let quiet = cx.quiet;
         let mut outputs = Vec::new();

@@ -65,7 +65,7 @@ impl Stage for Displace {
             .displace
             .as_ref()
             .ok_or_else(|| Error::Invalid("the neural config has no [displace] section".into()))?;
-        let groom = &prepare::scene(cx)?.groom.groom;
+        let groom = prepare::groom(cx)?;
         let model_path = cx.path(train::MODEL);
         let (train_set, val_set) = train::frames(cx, groom, cfg)?;
         let quiet = cx.quiet;

@@ -71,8 +71,8 @@ impl Stage for DrapeStage {
             range: [a, b],
         })
         .reads(prepare::outputs(cx)?)
-        .reads(motion_files(j, &j.motion)?)
-        .reads(external(&[j.drape.model.as_deref()])?))
+        .reads(motion_files(cx, &j.motion)?)
+        .reads(external(cx, &[j.drape.model.as_deref()])?))
     }
 
     fn run(&self, cx: &Ctx, chunk: Option<Chunk>) -> Result<Vec<String>> {

@@ -51,7 +51,7 @@ impl Stage for Fit {
 
     fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {
         let job = cx.job;
-        let groom = &prepare::scene(cx)?.groom.groom;
+        let groom = prepare::groom(cx)?;
         let guides = guides::indices(cx)?;
         let mut frames = HeadFrames::open(&cx.path(train_sim::TRAINING), groom)?;
         let quiet = cx.quiet;

@@ -27,7 +27,7 @@ impl Stage for GuideSim {
     fn inputs(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Inputs> {
         Ok(Inputs::new(&SimKey::of(cx.job))
             .reads(prepare::outputs(cx)?)
-            .reads(motion_files(cx.job, &cx.job.motion)?)
+            .reads(motion_files(cx, &cx.job.motion)?)
             .reads([cx.input(guides::GUIDES)?.clone()]))
     }
 

@@ -68,7 +68,7 @@ impl Stage for Guides {
 
     fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {
         let job = cx.job;
-        let groom = &prepare::scene(cx)?.groom.groom;
+        let groom = prepare::groom(cx)?;
         let lattice = select_uv_lattice(groom, job.guides.count);
         // The neural interpolator needs its uv grid's guides; every method then shares them.
         let grid = match &job.neural_config {

@@ -55,7 +55,7 @@ impl Stage for HairMeshStage {
             hairmesh: &j.hairmesh,
         })
         .reads(prepare::outputs(cx)?)
-        .reads(motion_files(j, &j.motion)?))
+        .reads(motion_files(cx, &j.motion)?))
     }
 
     fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {

@@ -18,6 +18,7 @@ pub mod hairmesh;
 pub mod prepare;
 pub mod preview;
 pub mod report;
+pub mod scoring;
 pub mod simulate;
 pub mod train;
 pub mod train_sim;

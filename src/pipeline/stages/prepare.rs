@@ -50,10 +50,10 @@ impl Stage for Prepare {
             head: &j.head,
             seed: j.seed,
         })
-        .reads(external(&[
-            j.groom.file.as_deref(),
-            Some(j.head.collider.as_str()),
-        ])?))
+        .reads(external(
+            cx,
+            &[j.groom.file.as_deref(), Some(j.head.collider.as_str())],
+        )?))
     }
 
     fn run(&self, cx: &Ctx, _: Option<crate::pipeline::engine::Chunk>) -> Result<Vec<String>> {
@@ -140,6 +140,22 @@ pub fn scene<'c>(cx: &'c Ctx) -> Result<&'c Scene> {
     if let Some(s) = cx.scene.get() {
         return Ok(s);
     }
-    let s = build_scene(cx.job, &cx.out)?;
+    let s = match cx.groom.get() {
+        Some(g) => scene_around(cx.job, &cx.out, g.clone())?,
+        None => build_scene(cx.job, &cx.out)?,
+    };
     Ok(cx.scene.get_or_init(|| s))
+}
+
+/// The prepared groom: the scene's when it is built, else read once from the output folder
+/// (a stage that needs only the groom does not build the head, body and colliders).
+pub fn groom<'c>(cx: &'c Ctx) -> Result<&'c Groom> {
+    if let Some(s) = cx.scene.get() {
+        return Ok(&s.groom.groom);
+    }
+    if let Some(g) = cx.groom.get() {
+        return Ok(g);
+    }
+    let g = prepared(&cx.out)?;
+    Ok(cx.groom.get_or_init(|| g))
 }

@@ -7,7 +7,7 @@ use image::RgbImage;
 use serde::{Deserialize, Serialize};
 use tress_formats::tcache::TcacheReader;
 
-use super::eval::{scoring_inputs, scoring_upstream};
+use super::scoring::{scoring_inputs, scoring_upstream};
 use super::{prepare, simulate, upsample};
 use crate::error::{Error, Result};
 use crate::metrics::{error_share_off, error_split_map, psnr, ssim};

@@ -47,7 +47,7 @@ impl Stage for Simulate {
     fn inputs(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Inputs> {
         Ok(Inputs::new(&SimKey::of(cx.job))
             .reads(prepare::outputs(cx)?)
-            .reads(motion_files(cx.job, &cx.job.motion)?))
+            .reads(motion_files(cx, &cx.job.motion)?))
     }
 
     fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {

@@ -78,7 +78,7 @@ impl Stage for Train {
 
     fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {
         let cfg = config(cx.job)?;
-        let groom = &prepare::scene(cx)?.groom.groom;
+        let groom = prepare::groom(cx)?;
         let (train_set, val_set) = frames(cx, groom, cfg)?;
         let ckpt = cx.out.join(format!("{}.ckpt", MODEL.path));
         let trained = train_w(cx, cfg, "train", &ckpt, &train_set, &val_set)?;

@@ -64,7 +64,7 @@ impl Stage for TrainSim {
             simulate: &j.simulate,
         })
         .reads(prepare::outputs(cx)?)
-        .reads(motion_files(j, &t.motion)?))
+        .reads(motion_files(cx, &t.motion)?))
     }
 
     fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {

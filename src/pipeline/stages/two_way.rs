@@ -66,7 +66,7 @@ impl Stage for TwoWayStage {
             correction: &j.guides.correction,
         })
         .reads(prepare::outputs(cx)?)
-        .reads(motion_files(j, &j.motion)?)
+        .reads(motion_files(cx, &j.motion)?)
         .reads([cx.input(guides::GUIDES)?.clone()])
         .reads(rows::model_files(cx)?))
     }

@@ -84,12 +84,12 @@ impl Stage for Upsample {
         if drape::DrapeStage.applies(j) {
             inputs = inputs.reads(drape::chunks(cx)?);
         }
-        Ok(inputs.reads(motion_files(j, &j.motion)?))
+        Ok(inputs.reads(motion_files(cx, &j.motion)?))
     }
 
     fn run(&self, cx: &Ctx, chunk: Option<Chunk>) -> Result<Vec<String>> {
         let job = cx.job;
-        let groom = &prepare::scene(cx)?.groom.groom;
+        let groom = prepare::groom(cx)?;
         let guides = guides::indices(cx)?;
         let (a, b) = cx.frames(chunk);
         cx.create_dir("parts")?;

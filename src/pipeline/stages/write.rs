@@ -54,7 +54,7 @@ impl Stage for Write {
 
     fn run(&self, cx: &Ctx, _: Option<Chunk>) -> Result<Vec<String>> {
         let job = cx.job;
-        let groom = prepare::prepared(&cx.out)?;
+        let groom = prepare::groom(cx)?;
         let info = CacheInfo {
             topology: groom.to_strands(),
             fps: job.fps,

@@ -175,11 +175,14 @@ impl StrandContacts {
     ) -> (Vec<Pair>, u64) {
         let strands = offsets.len().saturating_sub(1);
         // Segments and their swept boxes.
-        self.segments.clear();
-        for s in 0..strands {
-            for i in offsets[s]..offsets[s + 1].saturating_sub(1) {
-                self.segments.push((i as u32, s as u32));
+        if self.segments_of != offsets {
+            self.segments.clear();
+            for s in 0..strands {
+                for i in offsets[s]..offsets[s + 1].saturating_sub(1) {
+                    self.segments.push((i as u32, s as u32));
+                }
             }
+            self.segments_of = offsets.to_vec();
         }
         // Pairs within twice the thickness join the response (acting only while closer than the
         // thickness), so pairs that other pairs' impulses push together are resolved as well.

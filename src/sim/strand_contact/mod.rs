@@ -120,8 +120,10 @@ pub type AfterSweep<'a> = dyn FnMut(&mut [Vec3], &mut [Vec3], &[bool]) + 'a;
 /// Reusable buffers.
 #[derive(Default)]
 pub struct StrandContacts {
-    /// First particle of each segment and its strand.
+    /// First particle of each segment and its strand, for the strands `segments_of` (strand
+    /// offsets): rebuilt only when those change, not on every detection of a step.
     segments: Vec<(u32, u32)>,
+    segments_of: Vec<usize>,
     boxes: Vec<(Vec3, Vec3)>,
     entries: Vec<(u64, u32)>,
     /// Positions predicted for the end of the step (`touches`).

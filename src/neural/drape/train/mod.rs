@@ -383,12 +383,7 @@ impl<B: AutodiffBackend> Steps for DecoderTraining<'_, B> {
     }
 
     fn validate(&mut self) -> Result<Option<DrapeValidation>> {
-        let v = self.validator.validate(&self.decoder().valid())?;
-        let step = self.standing.step;
-        self.standing
-            .history
-            .push(serde_json::json!({"step": step, "loss": self.loss.0, "validation": v}));
-        Ok(Some(v))
+        Ok(Some(self.validator.validate(&self.decoder().valid())?))
     }
 
     /// The lowest validation energy on the training grooms.
@@ -401,8 +396,15 @@ impl<B: AutodiffBackend> Steps for DecoderTraining<'_, B> {
         Ok(())
     }
 
+    /// Reports the step; a scheduled validation goes into the history (the one after a stop
+    /// only decides the best decoder).
     fn report(&mut self, step: usize, seconds_per_step: f64, validation: Option<&DrapeValidation>) -> bool {
         let (loss, pose_reg) = self.loss;
+        if let Some(v) = validation {
+            self.standing
+                .history
+                .push(serde_json::json!({"step": step, "loss": loss, "validation": v}));
+        }
         (self.report)(&DrapeStep {
             stage: "decoder",
             step,
