@@ -2,8 +2,26 @@
 //! (stretch) springs, bending springs across every other particle, torsion springs across three
 //! segments, and the altitude springs of each tetrahedron of four consecutive particles, all
 //! with rest lengths taken from the groom so curls keep their shape.
+//!
+//! Altitude springs: a tetrahedron has seven altitudes (each corner over the opposite face, and
+//! the three pairs of opposite edges); their signed rest values see the handedness that the
+//! pair springs cannot (a curl and its mirror image have the same pair distances).
+//! - [`AltitudeSprings::Selle`]: Selle et al. apply one spring per tetrahedron, on the altitude
+//!   chosen from its *current* shape: the one whose cross product (face normal, or the two
+//!   edges' common normal) is largest, i.e. the shortest altitude (altitude = 6·volume /
+//!   |cross product|), the direction in which the tetrahedron is closest to collapse and best
+//!   conditioned; its rest length is that altitude's signed value at rest, so a tetrahedron
+//!   turned inside out is pushed back (002 §3.1 describes the model and its flicker). Every
+//!   tetrahedron gets one, straight hair included (its rest altitudes are zero there).
+//! - [`AltitudeSprings::All`] (the default): all seven springs of tetrahedra whose rest
+//!   altitudes are not flat, each on its own. Measured against Selle's (book: Simulation):
+//!   both turn a mirrored curl back exactly, and hold curls equally at 20× the stiffness for
+//!   Selle's one spring, but the switch of Selle's spring between altitudes keeps near-root
+//!   particles of a settled wavy groom flickering (0.6–1.3 cm/s), where all seven settle.
 
 use glam::Vec3;
+
+use serde::{Deserialize, Serialize};
 
 use super::material::Material;
 use crate::groom::Groom;
@@ -20,23 +38,171 @@ pub struct Spring {
     pub c: f32,
 }
 
-/// An altitude spring of a tetrahedron: between a corner and the opposite face, or between two
-/// opposite edges; its rest value is the signed altitude, so inverted tetrahedra push back.
+/// A tetrahedron of four consecutive particles of a strand and the signed rest values of its
+/// seven altitudes (in the order of [`TET_ALTITUDES`]; 0 where the rest shape leaves that
+/// altitude undefined: a straight strand).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum AltitudeKind {
-    /// Corner `p` over face (a, b, c).
-    PointFace { p: u32, a: u32, b: u32, c: u32 },
-    /// Edge (a, b) against edge (c, d).
-    EdgeEdge { a: u32, b: u32, c: u32, d: u32 },
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Altitude {
-    pub kind: AltitudeKind,
-    pub rest: f32,
+pub struct Tetrahedron {
+    pub p: [u32; 4],
+    pub rest: [f32; 7],
+    /// Hooke constant of each altitude spring.
     pub k: f32,
     /// Damping of the altitude's rate of change (mass / s).
     pub c: f32,
+    /// Which rest altitudes the [`AltitudeSprings::All`] model uses (bit j: altitude j).
+    pub used: u8,
+}
+
+/// One altitude of a tetrahedron, by corner positions 0..4.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TetAltitude {
+    /// Corner `p` over face (a, b, c).
+    PointFace { p: usize, a: usize, b: usize, c: usize },
+    /// Edge (a, b) against edge (c, d).
+    EdgeEdge { a: usize, b: usize, c: usize, d: usize },
+}
+
+/// The seven altitudes of a tetrahedron (faces wound so every normal points the same way
+/// round for a positively oriented tetrahedron).
+pub const TET_ALTITUDES: [TetAltitude; 7] = [
+    TetAltitude::PointFace {
+        p: 0,
+        a: 1,
+        b: 2,
+        c: 3,
+    },
+    TetAltitude::PointFace {
+        p: 1,
+        a: 0,
+        b: 3,
+        c: 2,
+    },
+    TetAltitude::PointFace {
+        p: 2,
+        a: 0,
+        b: 1,
+        c: 3,
+    },
+    TetAltitude::PointFace {
+        p: 3,
+        a: 0,
+        b: 2,
+        c: 1,
+    },
+    TetAltitude::EdgeEdge {
+        a: 0,
+        b: 1,
+        c: 2,
+        d: 3,
+    },
+    TetAltitude::EdgeEdge {
+        a: 0,
+        b: 2,
+        c: 1,
+        d: 3,
+    },
+    TetAltitude::EdgeEdge {
+        a: 0,
+        b: 3,
+        c: 1,
+        d: 2,
+    },
+];
+
+/// Which altitude springs a tetrahedron gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AltitudeSprings {
+    /// Selle et al. 2008: one spring, on the shortest current altitude.
+    Selle,
+    /// Every non-flat rest altitude its own spring (the default: Selle's switching spring
+    /// keeps near-root particles of wavy grooms flickering, book: Simulation).
+    #[default]
+    All,
+}
+
+/// An altitude of the current shape: its signed value, unit direction, the weights of the four
+/// corners (the altitude's gradient is `w[q] · n` for corner q), the sine of its face or edge
+/// pair angle and the squared norm of its cross product (the selection key).
+#[derive(Clone, Copy, Debug)]
+pub struct AltitudeNow {
+    pub h: f32,
+    pub n: Vec3,
+    pub w: [f32; 4],
+    pub sine: f32,
+    pub cross2: f32,
+}
+
+/// Altitude `a` of the tetrahedron with corners `p`, or `None` where it is undefined (a
+/// degenerate face or edge pair, or edges whose closest points lie far off them).
+pub fn altitude_now(a: TetAltitude, p: [Vec3; 4]) -> Option<AltitudeNow> {
+    match a {
+        TetAltitude::PointFace { p: q, a, b, c } => {
+            let cross2 = (p[b] - p[a]).cross(p[c] - p[a]).length_squared();
+            point_face(p[q], p[a], p[b], p[c]).map(|(h, n, w, sine)| AltitudeNow {
+                h,
+                n,
+                w: {
+                    let mut out = [0.0; 4];
+                    out[q] = 1.0;
+                    out[a] = -w[0];
+                    out[b] = -w[1];
+                    out[c] = -w[2];
+                    out
+                },
+                sine,
+                cross2,
+            })
+        }
+        TetAltitude::EdgeEdge { a, b, c, d } => {
+            let cross2 = (p[b] - p[a]).cross(p[d] - p[c]).length_squared();
+            edge_edge(p[a], p[b], p[c], p[d]).map(|(h, n, s, t, sine)| AltitudeNow {
+                h,
+                n,
+                w: {
+                    let mut out = [0.0; 4];
+                    out[a] = -(1.0 - s);
+                    out[b] = -s;
+                    out[c] = 1.0 - t;
+                    out[d] = t;
+                    out
+                },
+                sine,
+                cross2,
+            })
+        }
+    }
+}
+
+/// The signed value of altitude `a` at rest: (6 × signed volume) / |cross product|, defined
+/// wherever the face or edge pair is (whatever the edges' closest points), and 0 where it is
+/// degenerate (a straight strand: its volume is zero too).
+fn rest_altitude(a: TetAltitude, p: [Vec3; 4]) -> f32 {
+    let (from, to, u, v) = match a {
+        TetAltitude::PointFace { p: q, a, b, c } => (p[a], p[q], p[b] - p[a], p[c] - p[a]),
+        TetAltitude::EdgeEdge { a, b, c, d } => (p[a], p[c], p[b] - p[a], p[d] - p[c]),
+    };
+    let cross = u.cross(v);
+    let l = cross.length();
+    let sine = l / (u.length() * v.length());
+    if sine.is_nan() || sine <= MIN_SINE {
+        return 0.0;
+    }
+    (to - from).dot(cross) / l
+}
+
+/// Selle et al.'s choice for the current shape `p`: the defined altitude with the largest cross
+/// product (the shortest altitude), with its index in [`TET_ALTITUDES`].
+pub fn shortest_altitude(p: [Vec3; 4]) -> Option<(usize, AltitudeNow)> {
+    let mut best: Option<(usize, AltitudeNow)> = None;
+    for (j, a) in TET_ALTITUDES.iter().enumerate() {
+        if let Some(now) = altitude_now(*a, p)
+            && best.is_none_or(|(_, b)| now.cross2 > b.cross2)
+        {
+            best = Some((j, now));
+        }
+    }
+    best
 }
 
 /// How a particle moves.
@@ -69,8 +235,11 @@ pub struct StrandModel {
     /// Springs of strand s are `springs[spring_offsets[s]..spring_offsets[s + 1]]`; the first
     /// (count − 1) of them are the strand's edges, in order.
     pub spring_offsets: Vec<usize>,
-    pub altitudes: Vec<Altitude>,
-    pub altitude_offsets: Vec<usize>,
+    /// The tetrahedra of four consecutive particles (their altitude springs); those of strand
+    /// s are `tets[tet_offsets[s]..tet_offsets[s + 1]]`.
+    pub tets: Vec<Tetrahedron>,
+    pub tet_offsets: Vec<usize>,
+    pub altitude_springs: AltitudeSprings,
 }
 
 /// Options of the model.
@@ -83,6 +252,7 @@ pub struct ModelOptions {
     pub uniform_mass: bool,
     /// Mass per cm of strand (forces scale with it, so only ratios matter).
     pub linear_density: f32,
+    pub altitude_springs: AltitudeSprings,
 }
 
 impl Default for ModelOptions {
@@ -91,12 +261,13 @@ impl Default for ModelOptions {
             clamp_root: true,
             uniform_mass: false,
             linear_density: 1.0,
+            altitude_springs: AltitudeSprings::All,
         }
     }
 }
 
-/// Tetrahedra flatter than this (altitude / mean edge) get no altitude springs: their direction
-/// is undefined (straight hair), and bending / torsion springs already hold the shape.
+/// In the [`AltitudeSprings::All`] model, rest altitudes flatter than this (altitude / mean
+/// edge) get no spring.
 const MIN_ALTITUDE: f32 = 0.05;
 
 impl StrandModel {
@@ -110,8 +281,8 @@ impl StrandModel {
         let mut pins = vec![Pin::Free; n];
         let mut springs = Vec::new();
         let mut spring_offsets = vec![0];
-        let mut altitudes = Vec::new();
-        let mut altitude_offsets = vec![0];
+        let mut tets = Vec::new();
+        let mut tet_offsets = vec![0];
         for s in 0..counts.len() {
             let (o, e) = (offsets[s], offsets[s + 1]);
             let len = |i: usize| rest[i].distance(rest[i + 1]);
@@ -164,17 +335,16 @@ impl StrandModel {
             spring_offsets.push(springs.len());
             if material.altitude > 0.0 {
                 for i in o..e.saturating_sub(3) {
-                    tetrahedron(
+                    tets.push(tetrahedron(
                         &rest,
                         &mass,
                         [i, i + 1, i + 2, i + 3],
                         material,
                         mean_edge,
-                        &mut altitudes,
-                    );
+                    ));
                 }
             }
-            altitude_offsets.push(altitudes.len());
+            tet_offsets.push(tets.len());
         }
         StrandModel {
             rest,
@@ -184,8 +354,9 @@ impl StrandModel {
             pins,
             springs,
             spring_offsets,
-            altitudes,
-            altitude_offsets,
+            tets,
+            tet_offsets,
+            altitude_springs: opts.altitude_springs,
         }
     }
 
@@ -268,48 +439,24 @@ fn tetrahedron(
     t: [usize; 4],
     material: &Material,
     mean_edge: f32,
-    out: &mut Vec<Altitude>,
-) {
-    let stiffness = material.altitude;
+) -> Tetrahedron {
     let p = t.map(|i| rest[i]);
     let mbar = t.iter().map(|&i| mass[i]).sum::<f32>() / 4.0;
     let min = MIN_ALTITUDE * mean_edge;
-    let mut push = |kind: AltitudeKind, h: f32| {
-        if h.abs() >= min {
-            out.push(Altitude {
-                kind,
-                rest: h,
-                k: stiffness * mbar / mean_edge.max(1e-6),
-                c: material.damping * mbar,
-            });
-        }
-    };
-    let u = |i: usize| t[i] as u32;
-    for (pi, [a, b, c]) in [(0, [1, 2, 3]), (1, [0, 3, 2]), (2, [0, 1, 3]), (3, [0, 2, 1])] {
-        if let Some((h, _, _, _)) = point_face(p[pi], p[a], p[b], p[c]) {
-            push(
-                AltitudeKind::PointFace {
-                    p: u(pi),
-                    a: u(a),
-                    b: u(b),
-                    c: u(c),
-                },
-                h,
-            );
+    let mut rest_h = [0.0f32; 7];
+    let mut used = 0u8;
+    for (j, a) in TET_ALTITUDES.iter().enumerate() {
+        rest_h[j] = rest_altitude(*a, p);
+        if altitude_now(*a, p).is_some() && rest_h[j].abs() >= min {
+            used |= 1 << j;
         }
     }
-    for [a, b, c, d] in [[0, 1, 2, 3], [0, 2, 1, 3], [0, 3, 1, 2]] {
-        if let Some((h, _, _, _, _)) = edge_edge(p[a], p[b], p[c], p[d]) {
-            push(
-                AltitudeKind::EdgeEdge {
-                    a: u(a),
-                    b: u(b),
-                    c: u(c),
-                    d: u(d),
-                },
-                h,
-            );
-        }
+    Tetrahedron {
+        p: t.map(|i| i as u32),
+        rest: rest_h,
+        k: material.altitude * mbar / mean_edge.max(1e-6),
+        c: material.damping * mbar,
+        used,
     }
 }
 
@@ -327,9 +474,10 @@ mod tests {
         )
         .unwrap();
         let m = StrandModel::new(&g, &Material::default(), &ModelOptions::default());
-        // 4 edges, 3 bend, 2 twist; a straight strand has no altitude springs.
+        // 4 edges, 3 bend, 2 twist; two tetrahedra, whose rest altitudes are all zero.
         assert_eq!(m.springs.len(), 9);
-        assert_eq!(m.altitudes.len(), 0);
+        assert_eq!(m.tets.len(), 2);
+        assert!(m.tets.iter().all(|t| t.rest == [0.0; 7] && t.used == 0));
         assert_eq!(m.pins[..3], [Pin::Head, Pin::Head, Pin::Free]);
         assert_eq!(m.edge_rest(0, 2), 1.0);
         assert_eq!(m.mass[0], 0.5);
@@ -344,7 +492,46 @@ mod tests {
         })
         .unwrap();
         let m = StrandModel::new(&g, &Material::preset("curly").unwrap(), &ModelOptions::default());
-        assert!(m.altitudes.len() > 3 * 10, "{}", m.altitudes.len());
+        let used: u32 = m.tets.iter().map(|t| t.used.count_ones()).sum();
+        assert!(used > 3 * 10, "{used}");
+    }
+
+    #[test]
+    fn shortest_altitude_is_six_volumes_over_the_largest_cross_product() {
+        // A flat tetrahedron: corner 3 sits 0.1 over the unit right triangle (0, 1, 2).
+        let p = [Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::new(0.2, 0.2, 0.1)];
+        let (j, now) = shortest_altitude(p).unwrap();
+        assert_eq!(
+            TET_ALTITUDES[j],
+            TetAltitude::PointFace {
+                p: 3,
+                a: 0,
+                b: 2,
+                c: 1
+            }
+        );
+        // Its face (0, 2, 1) is wound the other way round: the signed altitude is −0.1.
+        assert!((now.h + 0.1).abs() < 1e-6, "{}", now.h);
+        let volume6 = (p[1] - p[0]).dot((p[2] - p[0]).cross(p[3] - p[0]));
+        for (k, a) in TET_ALTITUDES.iter().enumerate() {
+            // Every defined altitude is 6V / |cross product| in magnitude and no shorter.
+            if let Some(o) = altitude_now(*a, p) {
+                assert!((o.h.abs() - volume6.abs() / o.cross2.sqrt()).abs() < 1e-5, "{k}");
+                assert!(o.h.abs() >= now.h.abs() - 1e-6);
+            }
+            // The rest value agrees with the current one on the same shape.
+            if let Some(o) = altitude_now(*a, p) {
+                assert!((rest_altitude(*a, p) - o.h).abs() < 1e-5, "{k}");
+            }
+        }
+        // The weights are the altitude's gradient: a finite difference of h along n.
+        for q in 0..4 {
+            let e = 1e-3;
+            let mut moved = p;
+            moved[q] += e * now.n;
+            let h2 = altitude_now(TET_ALTITUDES[j], moved).unwrap().h;
+            assert!(((h2 - now.h) / e - now.w[q]).abs() < 1e-2, "corner {q}");
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::contact::{ContactStats, Touch, collide, touches};
 use super::counters::Counters;
 use super::inextensible::{limit_strain, limit_strain_both_ways};
 use super::material::Material;
-use super::model::{ModelOptions, Pin, StrandModel};
+use super::model::{AltitudeSprings, ModelOptions, Pin, StrandModel};
 use super::strand::{Integrator, Scratch, StepInput, step_strand};
 use super::strand_contact::{ContactParams, SegmentTouch, StrandContactStats, StrandContacts};
 use super::volume::HairGrid;
@@ -61,6 +61,10 @@ pub struct SimOptions {
     pub contact_friction: f32,
     /// Gauss–Seidel sweeps of the contact response per step, at most.
     pub contact_iterations: u32,
+    /// Altitude springs per tetrahedron: `all` (the default: one per non-flat rest altitude) or
+    /// `selle` (one, on the shortest current altitude, as Selle et al. 2008; its `altitude`
+    /// stiffness must be about 20× higher for the same curl retention).
+    pub altitude_springs: AltitudeSprings,
 }
 
 impl Default for SimOptions {
@@ -82,6 +86,7 @@ impl Default for SimOptions {
             contact_thickness: 0.1,
             contact_friction: 0.2,
             contact_iterations: 16,
+            altitude_springs: AltitudeSprings::All,
         }
     }
 }
@@ -223,6 +228,7 @@ impl Simulation {
             &ModelOptions {
                 clamp_root: options.clamp_root,
                 uniform_mass: options.uniform_mass,
+                altitude_springs: options.altitude_springs,
                 ..Default::default()
             },
         );

@@ -11,7 +11,10 @@ use super::strand_contact::SegmentTouch;
 
 /// Slip speed (cm/s) below which a resting contact counts as stuck (see the friction damper).
 const FRICTION_SLIP: f32 = 1e-4;
-use super::model::{Altitude, AltitudeKind, Pin, Spring, StrandModel, altitude_fade, edge_edge, point_face};
+use super::model::{
+    AltitudeNow, AltitudeSprings, Pin, Spring, StrandModel, TET_ALTITUDES, Tetrahedron, altitude_fade,
+    altitude_now, shortest_altitude,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -148,7 +151,8 @@ pub fn step_strand(
         sc,
     );
     st.altitudes(
-        &model.altitudes[model.altitude_offsets[s]..model.altitude_offsets[s + 1]],
+        &model.tets[model.tet_offsets[s]..model.tet_offsets[s + 1]],
+        model.altitude_springs,
         x,
         v,
         sc,
@@ -358,54 +362,73 @@ impl Step<'_> {
         }
     }
 
-    /// Altitude springs (Selle et al. 2008 §4.3): each keeps a tetrahedron's altitude (point
-    /// to face, or edge to edge) at its rest length, faded out where the tetrahedron is flat;
-    /// the Jacobian is rank one along the altitude.
-    fn altitudes(&self, altitudes: &[Altitude], x: &[Vec3], v: &[Vec3], sc: &mut Scratch) {
-        let (h, hh, o) = (self.h, self.hh, self.o);
-        for al in altitudes {
-            let (idx, geom) = match al.kind {
-                AltitudeKind::PointFace { p, a, b, c } => {
-                    let ids = [p, a, b, c].map(|i| i as usize - o);
-                    match point_face(x[ids[0]], x[ids[1]], x[ids[2]], x[ids[3]]) {
-                        Some((hgt, nrm, w, sine)) => (ids, (hgt, nrm, [1.0, -w[0], -w[1], -w[2]], sine)),
-                        None => continue,
+    /// Altitude springs (Selle et al. 2008; see `model`): per tetrahedron, the spring on its
+    /// shortest current altitude (or, with [`AltitudeSprings::All`], one on each non-flat rest
+    /// altitude), pulling the signed altitude back to its rest value; faded out where the
+    /// chosen face or edge pair is near-degenerate; the Jacobian is rank one along the
+    /// altitude.
+    fn altitudes(
+        &self,
+        tets: &[Tetrahedron],
+        model: AltitudeSprings,
+        x: &[Vec3],
+        v: &[Vec3],
+        sc: &mut Scratch,
+    ) {
+        let o = self.o;
+        for t in tets {
+            let idx = t.p.map(|i| i as usize - o);
+            let p = idx.map(|i| x[i]);
+            match model {
+                AltitudeSprings::Selle => {
+                    if let Some((j, now)) = shortest_altitude(p) {
+                        self.altitude_spring(t, idx, t.rest[j], &now, v, sc);
                     }
                 }
-                AltitudeKind::EdgeEdge { a, b, c, d } => {
-                    let ids = [a, b, c, d].map(|i| i as usize - o);
-                    match edge_edge(x[ids[0]], x[ids[1]], x[ids[2]], x[ids[3]]) {
-                        Some((hgt, nrm, s1, t, sine)) => {
-                            (ids, (hgt, nrm, [-(1.0 - s1), -s1, 1.0 - t, t], sine))
+                AltitudeSprings::All => {
+                    for (j, a) in TET_ALTITUDES.iter().enumerate() {
+                        if t.used & (1 << j) != 0
+                            && let Some(now) = altitude_now(*a, p)
+                        {
+                            self.altitude_spring(t, idx, t.rest[j], &now, v, sc);
                         }
-                        None => continue,
                     }
                 }
-            };
-            let (hgt, nrm, w, sine) = geom;
-            let fade = altitude_fade(sine);
-            if fade == 0.0 {
-                continue;
             }
-            let (k, c) = (fade * al.k, fade * al.c);
-            // Rate of change of the altitude.
-            let vel: f32 = (0..4).map(|q| w[q] * v[idx[q]].dot(nrm)).sum();
-            let f = -k * (hgt - al.rest) - c * vel;
+        }
+    }
+
+    /// One altitude spring: force −k (h − rest) − c ḣ along the altitude, spread over the
+    /// corners by the altitude's gradient weights.
+    fn altitude_spring(
+        &self,
+        t: &Tetrahedron,
+        idx: [usize; 4],
+        rest: f32,
+        now: &AltitudeNow,
+        v: &[Vec3],
+        sc: &mut Scratch,
+    ) {
+        let (h, hh) = (self.h, self.hh);
+        let fade = altitude_fade(now.sine);
+        if fade == 0.0 {
+            return;
+        }
+        let (k, c) = (fade * t.k, fade * t.c);
+        let (nrm, w) = (now.n, now.w);
+        // Rate of change of the altitude.
+        let vel: f32 = (0..4).map(|q| w[q] * v[idx[q]].dot(nrm)).sum();
+        let f = -k * (now.h - rest) - c * vel;
+        for q in 0..4 {
+            sc.force[idx[q]] += f * w[q] * nrm;
+        }
+        if self.implicit {
+            let nn = outer(nrm, nrm);
             for q in 0..4 {
-                sc.force[idx[q]] += f * w[q] * nrm;
-            }
-            if self.implicit {
-                let nn = outer(nrm, nrm);
-                for q in 0..4 {
-                    sc.kv[idx[q]] += -k * w[q] * vel * nrm;
-                    for r in 0..=q {
-                        let m = (h * c + hh * k) * w[q] * w[r] * nn;
-                        if q == r {
-                            sc.block(idx[q], idx[q], m);
-                        } else {
-                            sc.block(idx[q], idx[r], m);
-                        }
-                    }
+                sc.kv[idx[q]] += -k * w[q] * vel * nrm;
+                for r in 0..=q {
+                    let m = (h * c + hh * k) * w[q] * w[r] * nn;
+                    sc.block(idx[q], idx[r], m);
                 }
             }
         }
