@@ -261,3 +261,59 @@ fn the_experiment_batch_trains_the_trajectory_baseline() {
     assert!(lost.is_file());
     assert_eq!(std::fs::read(&model).unwrap(), before);
 }
+
+/// The student scene with the project's own contact (`--contact reflect`): stable at its
+/// default of 40 symplectic steps per frame and at 10 implicit ones, both near a 140-step
+/// reference, and every particle outside the head.
+#[test]
+fn the_student_scene_runs_with_the_projects_contact() {
+    let dir = temp_dir("mss-reflect");
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.join(name);
+        let mut args = vec![
+            "simulate",
+            "--scene",
+            student_scene().to_str().unwrap(),
+            "--contact",
+            "reflect",
+            "--frames",
+            "1-48",
+            "--json",
+            "-o",
+            out.to_str().unwrap(),
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&tress_ok(&a))).unwrap();
+        (frames(&out), doc)
+    };
+    let (reference, _) = run("ref.tcache", &["--substeps", "140"]);
+    let (default, doc) = run("default.tcache", &[]);
+    let (implicit, _) = run(
+        "implicit.tcache",
+        &["--integrator", "implicit", "--substeps", "10"],
+    );
+    assert!(doc["max_speed"].as_f64().unwrap() < 200.0, "{doc}");
+    for (name, f) in [("40 symplectic", &default), ("10 implicit", &implicit)] {
+        let mut sq = 0.0f64;
+        let mut n = 0usize;
+        for (k, (a, b)) in f.iter().zip(&reference).enumerate() {
+            let centre = Vec3::new(2.5 * k as f32 / 24.0, 0.0, 0.0);
+            for (p, q) in a.iter().zip(b) {
+                assert!(
+                    p.distance(centre) > 10.0 - 1e-3,
+                    "{name}, frame {}: {p} inside",
+                    k + 1
+                );
+                sq += p.distance_squared(*q) as f64;
+                n += 1;
+            }
+        }
+        let rmse = (sq / n as f64).sqrt();
+        eprintln!("{name} steps per frame against 140: RMSE {rmse:.3} cm");
+        assert!(rmse < 0.3, "{name}: RMSE {rmse} cm against the 140-step run");
+    }
+}

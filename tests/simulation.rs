@@ -845,3 +845,59 @@ fn altitude_springs_turn_a_mirrored_curl_back() {
         );
     }
 }
+
+/// 004's contact (`contact = "reflect"`): a particle that ends a step inside the head sphere is
+/// put back on its surface along the normal and leaves with its velocity reflected about the
+/// normal and scaled by 0.6, tangential part included (the project's `manageCollisions`).
+#[test]
+fn reflect_contact_is_the_student_projects() {
+    use tress::collide::Sphere;
+    use tress::sim::contact::Contact;
+    let groom = Groom::new(
+        vec![Vec3::new(0.0, 30.0, 0.0), Vec3::new(0.0, 10.5, 0.0)],
+        vec![2],
+        Default::default(),
+    )
+    .unwrap();
+    let sphere = Sphere {
+        center: Vec3::ZERO,
+        radius: 10.0,
+    };
+    let colliders = Colliders::on_head(vec![("head", Box::new(sphere))], HeadTrack::still(Pose::IDENTITY));
+    // A free particle in all but name: its edge to the pinned root is too weak to matter and
+    // never limited.
+    let material = Material {
+        stretch: 1e-9,
+        bend: 0.0,
+        twist: 0.0,
+        altitude: 0.0,
+        air_damping: 0.0,
+        damping: 0.0,
+        max_strain: 1e6,
+        gravity: Vec3::ZERO,
+        ..Material::default()
+    };
+    let options = SimOptions {
+        integrator: Integrator::Symplectic,
+        substeps: 1,
+        adaptive: false,
+        clamp_root: false,
+        hair_hair: false,
+        preroll_frames: 0,
+        contact: Contact::Reflect,
+        ..SimOptions::default()
+    };
+    let mut sim = Simulation::new(&groom, material, options, colliders, 0.0);
+    sim.model.pins[0] = Pin::World;
+    let v0 = Vec3::new(30.0, -100.0, 10.0);
+    sim.v[1] = v0;
+    let h = 1.0 / 24.0;
+    sim.step_frame(h as f64, false);
+    let inside = Vec3::new(0.0, 10.5, 0.0) + h * v0;
+    assert!(inside.length() < 10.0, "the step ends inside the sphere");
+    let n = inside.normalize();
+    let want_x = 10.0 * n;
+    let want_v = 0.6 * (v0 - 2.0 * v0.dot(n) * n);
+    assert!(sim.x[1].distance(want_x) < 1e-4, "{} vs {want_x}", sim.x[1]);
+    assert!(sim.v[1].distance(want_v) < 1e-3, "{} vs {want_v}", sim.v[1]);
+}

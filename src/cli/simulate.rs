@@ -66,6 +66,10 @@ pub struct SimulateArgs {
     /// Time integrator [default: implicit, the material preset's choice].
     #[arg(long, value_enum)]
     pub integrator: Option<Integrator>,
+    /// Collider contact response [default: penalty; `reflect` is the student project's (004),
+    /// with which a --scene runs at 40 substeps per frame, 10 with --integrator implicit].
+    #[arg(long, value_enum)]
+    pub contact: Option<crate::sim::contact::Contact>,
     /// full: every strand; reduced: guide strands simulated alone and upsampled to the whole
     /// groom every frame (--method), then pushed out of the colliders.
     #[arg(long, value_enum, default_value_t = Mode::Full)]
@@ -123,10 +127,12 @@ pub struct SimulateArgs {
 }
 
 fn options(a: &SimulateArgs, mss: Option<&crate::scene::mss::MssPhysics>) -> SimOptions {
+    let contact = a.contact.unwrap_or_default();
     let mut o = match mss {
-        Some(p) => crate::scene::mss::sim_options(p, crate::scene::mss::default_substeps(a.fps)),
+        Some(p) => crate::scene::mss::sim_options(p, crate::scene::mss::default_substeps(a.fps, contact)),
         None => SimOptions::default(),
     };
+    o.contact = contact;
     if let Some(k) = a.substeps {
         o.substeps = k;
     }

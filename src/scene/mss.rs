@@ -20,9 +20,10 @@
 //!   gravity 981 cm/s² down −Y; the project's integrator (symplectic Euler).
 //!
 //! What differs is reported, not hidden: tress pins each root to where it starts (an anchor
-//! elsewhere is noted), starts the hair at rest (initial velocities are noted) and answers
-//! head contact with its own collision response (projection and friction) where the project
-//! reflects the velocity and keeps 60 % of it.
+//! elsewhere is noted) and starts the hair at rest (initial velocities are noted). Head
+//! contact is tress's own response (resting-contact penalty, projection and friction) unless
+//! the run asks for the project's (`contact = "reflect"`: the velocity reflected, 60 % of it
+//! kept), which needs far fewer steps per frame ([`default_substeps`]).
 
 use glam::{DVec3, Vec3};
 
@@ -161,7 +162,7 @@ pub fn physics(scene: &MssScene, unit: f32, up: crate::groom::UpAxis) -> Result<
         notes.push("particle masses differ: tress gives every particle of a strand the same mass".into());
     }
     notes.push(
-        "head contact: tress's projection and friction response (the project reflects the velocity, keeping 60 %)".into(),
+        "head contact: tress's projection and friction response unless --contact reflect / [simulate] contact = \"reflect\" (the project's: velocity reflected, 60 % kept)".into(),
     );
     let material = Material {
         stretch: k as f32,
@@ -247,21 +248,34 @@ pub fn sim_options(p: &MssPhysics, substeps: u32) -> crate::sim::SimOptions {
     }
 }
 
-/// Steps per frame of the project's explicit integrator at 24 fps. The stiffest term is not
-/// the hair's springs but tress's contact response (2·10⁶ cm/s² per cm, damped at 2800/s),
-/// which an explicit step must resolve: damping alone needs h < 2/2800 s, 34 steps per frame.
-/// On the generated scene 40 steps blow up (peak speed 10⁴ cm/s), 60 and 80 overshoot (169,
-/// 87 cm/s), 100 are within 4 % of 140 (81 and 78 cm/s). Other frame rates keep the step:
-/// [`default_substeps`].
+/// Steps per frame of the project's explicit integrator at 24 fps with tress's contact. The
+/// stiffest term is not the hair's springs but tress's contact response (2·10⁶ cm/s² per cm,
+/// damped at 2800/s), which an explicit step must resolve: damping alone needs h < 2/2800 s,
+/// 34 steps per frame. On the generated scene 40 steps blow up (peak speed 10⁴ cm/s), 60 and
+/// 80 overshoot (169, 87 cm/s), 100 are within 4 % of 140 (81 and 78 cm/s). Other frame rates
+/// keep the step: [`default_substeps`].
 pub const DEFAULT_SUBSTEPS: u32 = 100;
 
-/// Steps per frame at `fps` frames per second for the same time step as
-/// [`DEFAULT_SUBSTEPS`] at 24 fps (h = 1/2400 s): 100 at 24 fps, 50 at 48, 125 at 19.2.
-pub fn default_substeps(fps: f64) -> u32 {
+/// Steps per frame at 24 fps with the project's own contact (`contact = "reflect"`) and its
+/// symplectic integrator: the hair's springs are then the stiffest term. The generated scene's
+/// springs (k/m = 4·10⁵ /s²) make a chain whose highest frequency is 2√(k/m) = 1265 rad/s, so
+/// symplectic Euler needs h < 2 / 1265 s: 27 steps per frame. Measured: 28 blow up (2800
+/// cm/s), 30 hold (74 cm/s), 40 are within 3 % of 140 (77.9, 75.7 cm/s). With the implicit
+/// integrator 10 steps hold (book: Simulation, the student project's scenes).
+pub const REFLECT_SUBSTEPS: u32 = 40;
+
+/// Steps per frame at `fps` frames per second for the same time step as at 24 fps
+/// ([`DEFAULT_SUBSTEPS`], or [`REFLECT_SUBSTEPS`] with 004's contact): 100 at 24 fps, 50 at 48,
+/// 125 at 19.2.
+pub fn default_substeps(fps: f64, contact: crate::sim::contact::Contact) -> u32 {
+    let base = match contact {
+        crate::sim::contact::Contact::Penalty => DEFAULT_SUBSTEPS,
+        crate::sim::contact::Contact::Reflect => REFLECT_SUBSTEPS,
+    };
     if !(fps > 0.0 && fps.is_finite()) {
-        return DEFAULT_SUBSTEPS;
+        return base;
     }
-    ((DEFAULT_SUBSTEPS as f64 * 24.0 / fps).ceil() as u32).clamp(1, 10_000)
+    ((base as f64 * 24.0 / fps).ceil() as u32).clamp(1, 10_000)
 }
 
 /// Which way the generator's hairs leave the head (the project's `spread`).
@@ -380,6 +394,7 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::contact::Contact;
 
     #[test]
     fn the_generator_makes_the_projects_default_head() {
@@ -474,10 +489,11 @@ mod tests {
 
     #[test]
     fn the_default_step_is_kept_at_other_frame_rates() {
-        assert_eq!(default_substeps(24.0), 100);
-        assert_eq!(default_substeps(48.0), 50);
-        assert_eq!(default_substeps(30.0), 80);
-        assert_eq!(default_substeps(25.0), 96);
+        assert_eq!(default_substeps(24.0, Contact::Penalty), 100);
+        assert_eq!(default_substeps(48.0, Contact::Penalty), 50);
+        assert_eq!(default_substeps(30.0, Contact::Penalty), 80);
+        assert_eq!(default_substeps(25.0, Contact::Penalty), 96);
+        assert_eq!(default_substeps(24.0, Contact::Reflect), REFLECT_SUBSTEPS);
     }
 
     #[test]

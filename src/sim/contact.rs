@@ -11,6 +11,12 @@
 //! it sticks, otherwise the tangential relative velocity shrinks by it.
 //!
 //! Strain limiting (`super::inextensible`) runs between the two.
+//!
+//! [`Contact::Reflect`] is the student project's response instead (004, `manageCollisions`):
+//! no resting contact force; after the step a particle inside a collider is put back on its
+//! surface and its velocity (relative to the surface: the project's head is a sphere whose own
+//! speed it ignores) is reflected about the normal and scaled by `reflect_keep` (the project's
+//! 0.6), tangential part included.
 
 use glam::Vec3;
 
@@ -22,6 +28,57 @@ use crate::collide::ColliderFrame;
 pub const CONTACT_STIFFNESS: f32 = 2.0e6;
 /// Normal damping of resting contacts (1/s), critical for [`CONTACT_STIFFNESS`].
 pub const CONTACT_DAMPING: f32 = 2800.0;
+
+/// How particles meet the colliders.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Contact {
+    /// Resting-contact penalty inside the implicit solve, then projection with Coulomb friction
+    #[default]
+    Penalty,
+    /// 004's reflection: projected onto the surface, velocity reflected and scaled (0.6)
+    Reflect,
+}
+
+/// 004's contact response: free particles of strand `s` inside a collider go back onto its
+/// surface, their velocity relative to it reflected about the normal and scaled by `keep`.
+#[allow(clippy::too_many_arguments)]
+pub fn reflect(
+    model: &StrandModel,
+    s: usize,
+    x: &mut [Vec3],
+    v: &mut [Vec3],
+    colliders: &ColliderFrame,
+    keep: f32,
+    roots_free: bool,
+) -> ContactStats {
+    let o = model.offsets[s];
+    let mut st = ContactStats::default();
+    let (center, radius) = bounding_sphere(x);
+    let parts = colliders.parts_near(center, radius, 0.0);
+    if parts == 0 {
+        return st;
+    }
+    for i in 0..x.len() {
+        if !model.pins[o + i].collides(roots_free) {
+            continue;
+        }
+        let Some(c) = colliders.query_near(x[i], 0.0, parts) else {
+            continue;
+        };
+        if c.distance >= 0.0 {
+            continue;
+        }
+        st.contacts += 1;
+        st.deepest = st.deepest.max(-c.distance);
+        x[i] -= c.distance * c.normal;
+        let rel = v[i] - c.velocity;
+        v[i] = c.velocity + keep * (rel - 2.0 * rel.dot(c.normal) * c.normal);
+    }
+    st
+}
 
 /// A particle near a collider at the start of a step.
 #[derive(Clone, Copy, Debug, PartialEq)]

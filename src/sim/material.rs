@@ -112,4 +112,21 @@ mod tests {
         let bad: Result<Material> = crate::presets::parse("stretch = 1\\n", "x.toml");
         assert!(bad.is_err());
     }
+
+    /// 001 Table 1: straight 3e5 / 30 / 15 (stretch / bend / twist), damping 10, friction
+    /// 0.05; wavy 2e6 / 200 / 100, damping 10, friction 0.1. The straight preset keeps every
+    /// ratio; wavy and curly keep bend : twist and take stretch = 10³ × bend (the book's
+    /// Simulation chapter measures why not 10⁴).
+    #[test]
+    fn presets_keep_001_table_1s_ratios() {
+        let close = |a: f32, b: f32| ((a - b) / b).abs() < 1e-6;
+        let s = Material::preset("straight").unwrap();
+        assert!(close(s.stretch / s.bend, 3e5 / 30.0) && close(s.twist / s.bend, 15.0 / 30.0));
+        assert!(s.damping == 10.0 && s.friction == 0.05);
+        let w = Material::preset("wavy").unwrap();
+        assert!(close(w.twist / w.bend, 100.0 / 200.0) && close(w.stretch / w.bend, 1e3));
+        assert!(w.damping == 10.0 && w.friction == 0.1);
+        let c = Material::preset("curly").unwrap();
+        assert!(close(c.twist / c.bend, 0.5) && close(c.stretch / c.bend, 1e3));
+    }
 }

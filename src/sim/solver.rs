@@ -8,7 +8,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::contact::{ContactStats, Touch, collide, touches};
+use super::contact::{Contact, ContactStats, Touch, collide, reflect, touches};
 use super::counters::Counters;
 use super::inextensible::{limit_strain, limit_strain_both_ways};
 use super::material::Material;
@@ -65,6 +65,11 @@ pub struct SimOptions {
     /// `selle` (one, on the shortest current altitude, as Selle et al. 2008; its `altitude`
     /// stiffness must be about 20× higher for the same curl retention).
     pub altitude_springs: AltitudeSprings,
+    /// How particles meet the colliders: `penalty` (tress's resting contact and projection
+    /// with friction) or `reflect` (004's: velocity reflected, `reflect_keep` of it kept).
+    pub contact: Contact,
+    /// Share of the reflected velocity kept by `contact = "reflect"` (004: 0.6).
+    pub reflect_keep: f32,
 }
 
 impl Default for SimOptions {
@@ -87,6 +92,8 @@ impl Default for SimOptions {
             contact_friction: 0.2,
             contact_iterations: 16,
             altitude_springs: AltitudeSprings::All,
+            contact: Contact::Penalty,
+            reflect_keep: 0.6,
         }
     }
 }
@@ -95,6 +102,17 @@ impl SimOptions {
     /// Checks the strand–strand contact settings (the others are guarded where they are used):
     /// a thickness within (0, 10] cm keeps the contact grid's cells near a segment's size.
     pub fn check(&self) -> std::result::Result<(), String> {
+        if !(0.0..=1.0).contains(&self.reflect_keep) {
+            return Err(format!(
+                "reflect_keep must be within [0, 1], not {}",
+                self.reflect_keep
+            ));
+        }
+        if self.contact == Contact::Reflect && self.strand_contacts {
+            return Err(
+                "contact = \"reflect\" (004's response) does not combine with strand_contacts".into(),
+            );
+        }
         if self.strand_contacts {
             if !(self.contact_thickness > 0.0 && self.contact_thickness <= 10.0) {
                 return Err(format!(
@@ -654,17 +672,22 @@ impl StrandStep<'_> {
         let (h, model, material, options) = (self.h, self.model, self.material, self.options);
         let mut times = [Duration::ZERO; 4];
         let t = Instant::now();
-        touches(
-            model,
-            s,
-            x,
-            v,
-            h,
-            self.colliders,
-            options.collision_margin,
-            self.roots_free,
-            near,
-        );
+        if options.contact == Contact::Penalty {
+            touches(
+                model,
+                s,
+                x,
+                v,
+                h,
+                self.colliders,
+                options.collision_margin,
+                self.roots_free,
+                near,
+            );
+        } else {
+            near.clear();
+            near.resize(x.len(), None);
+        }
         // Particles resting on a collider are heavier in the strand–strand response.
         for (f, t) in supported.iter_mut().zip(near.iter()) {
             *f = t.is_some_and(|t| !t.ahead);
@@ -722,17 +745,28 @@ impl StrandStep<'_> {
             return (strain, ContactStats::default(), times);
         }
         let t = Instant::now();
-        let contact = collide(
-            model,
-            s,
-            x,
-            v,
-            self.colliders,
-            options.collision_margin,
-            material.friction,
-            h,
-            self.roots_free,
-        );
+        let contact = match options.contact {
+            Contact::Penalty => collide(
+                model,
+                s,
+                x,
+                v,
+                self.colliders,
+                options.collision_margin,
+                material.friction,
+                h,
+                self.roots_free,
+            ),
+            Contact::Reflect => reflect(
+                model,
+                s,
+                x,
+                v,
+                self.colliders,
+                options.reflect_keep,
+                self.roots_free,
+            ),
+        };
         times[1] += t.elapsed();
         (strain, contact, times)
     }

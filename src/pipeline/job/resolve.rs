@@ -66,9 +66,15 @@ impl Reader<'_> {
                 "[scene] mss is the job's groom: leave out groom.preset and groom.file",
             ));
         }
+        // 004's contact (`[simulate] contact = "reflect"`) runs at fewer steps by default;
+        // any other value is [simulate]'s to refuse.
+        let contact = match self.t.get("simulate").and_then(|s| s.get("contact")) {
+            Some(Value::String(c)) if c == "reflect" => crate::sim::contact::Contact::Reflect,
+            _ => crate::sim::contact::Contact::Penalty,
+        };
         let substeps = *spec
             .substeps
-            .get_or_insert(crate::scene::mss::default_substeps(fps));
+            .get_or_insert(crate::scene::mss::default_substeps(fps, contact));
         if !(1..=10_000).contains(&substeps) {
             return Err(self.err("scene.substeps", "scene.substeps must be within 1..=10000"));
         }
