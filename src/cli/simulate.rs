@@ -66,8 +66,8 @@ pub struct SimulateArgs {
     /// Time integrator [default: implicit, the material preset's choice].
     #[arg(long, value_enum)]
     pub integrator: Option<Integrator>,
-    /// Collider contact response [default: penalty; `reflect` is the student project's (004),
-    /// with which a --scene runs at 40 substeps per frame, 10 with --integrator implicit].
+    /// Collider contact response [default: penalty; `reflect` is the student project's, with
+    /// which a --scene runs at 40 substeps per frame, 10 with --integrator implicit].
     #[arg(long, value_enum)]
     pub contact: Option<crate::sim::contact::Contact>,
     /// full: every strand; reduced: guide strands simulated alone and upsampled to the whole

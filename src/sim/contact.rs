@@ -38,7 +38,7 @@ pub enum Contact {
     /// Resting-contact penalty inside the implicit solve, then projection with Coulomb friction
     #[default]
     Penalty,
-    /// 004's reflection: projected onto the surface, velocity reflected and scaled (0.6)
+    /// The student project's: projected onto the surface, velocity reflected and scaled (0.6)
     Reflect,
 }
 
