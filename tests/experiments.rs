@@ -270,24 +270,21 @@ fn the_student_scene_runs_with_the_projects_contact() {
     let dir = temp_dir("mss-reflect");
     let run = |name: &str, extra: &[&str]| {
         let out = dir.join(name);
+        let (scene, out_s) = (student_scene(), out.to_str().unwrap().to_string());
         let mut args = vec![
             "simulate",
             "--scene",
-            student_scene().to_str().unwrap(),
+            scene.to_str().unwrap(),
             "--contact",
             "reflect",
             "--frames",
             "1-48",
             "--json",
             "-o",
-            out.to_str().unwrap(),
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect::<Vec<_>>();
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        let doc: serde_json::Value = serde_json::from_str(&stdout(&tress_ok(&a))).unwrap();
+            &out_s,
+        ];
+        args.extend_from_slice(extra);
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&tress_ok(&args))).unwrap();
         (frames(&out), doc)
     };
     let (reference, _) = run("ref.tcache", &["--substeps", "140"]);

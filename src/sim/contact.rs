@@ -42,42 +42,15 @@ pub enum Contact {
     Reflect,
 }
 
-/// 004's contact response: free particles of strand `s` inside a collider go back onto its
-/// surface, their velocity relative to it reflected about the normal and scaled by `keep`.
-#[allow(clippy::too_many_arguments)]
-pub fn reflect(
-    model: &StrandModel,
-    s: usize,
-    x: &mut [Vec3],
-    v: &mut [Vec3],
-    colliders: &ColliderFrame,
-    keep: f32,
-    roots_free: bool,
-) -> ContactStats {
-    let o = model.offsets[s];
-    let mut st = ContactStats::default();
-    let (center, radius) = bounding_sphere(x);
-    let parts = colliders.parts_near(center, radius, 0.0);
-    if parts == 0 {
-        return st;
-    }
-    for i in 0..x.len() {
-        if !model.pins[o + i].collides(roots_free) {
-            continue;
-        }
-        let Some(c) = colliders.query_near(x[i], 0.0, parts) else {
-            continue;
-        };
-        if c.distance >= 0.0 {
-            continue;
-        }
-        st.contacts += 1;
-        st.deepest = st.deepest.max(-c.distance);
-        x[i] -= c.distance * c.normal;
-        let rel = v[i] - c.velocity;
-        v[i] = c.velocity + keep * (rel - 2.0 * rel.dot(c.normal) * c.normal);
-    }
-    st
+/// What a free particle found inside a collider after a step gets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Response {
+    /// [`Contact::Penalty`]'s: out to a quarter of `margin`, with Coulomb friction `mu` on the
+    /// normal velocity change over a step of `h` seconds.
+    Project { margin: f32, mu: f32, h: f32 },
+    /// [`Contact::Reflect`]'s (004): onto the surface, the velocity relative to it reflected
+    /// about the normal and scaled by `keep`.
+    Reflect { keep: f32 },
 }
 
 /// A particle near a collider at the start of a step.
@@ -202,18 +175,15 @@ pub struct ContactStats {
 /// Projections per particle and step at most.
 const PROJECTION_PASSES: usize = 4;
 
-/// Projects free particles that ended the step inside a collider back to its surface and
-/// applies friction; they are resting contacts from the next step on.
-#[allow(clippy::too_many_arguments)]
+/// Moves free particles of strand `s` that ended the step inside a collider back out of it
+/// with `response` (projected with friction they are resting contacts from the next step on).
 pub fn collide(
     model: &StrandModel,
     s: usize,
     x: &mut [Vec3],
     v: &mut [Vec3],
     colliders: &ColliderFrame,
-    margin: f32,
-    mu: f32,
-    h: f32,
+    response: Response,
     roots_free: bool,
 ) -> ContactStats {
     let o = model.offsets[s];
@@ -242,13 +212,21 @@ pub fn collide(
                 st.contacts += 1;
                 st.deepest = st.deepest.max(-c.distance);
             }
-            // Out to a fraction of the margin, where the resting contact takes over.
-            let push = 0.25 * margin - c.distance;
-            x[i] += push * c.normal;
             let rel = v[i] - c.velocity;
-            let vn = rel.dot(c.normal);
-            let normal_dv = (-vn).max(0.0) + push / h;
-            let rel = friction(rel, c.normal, normal_dv, mu) - vn.min(0.0) * c.normal;
+            let rel = match response {
+                Response::Project { margin, mu, h } => {
+                    // Out to a fraction of the margin, where the resting contact takes over.
+                    let push = 0.25 * margin - c.distance;
+                    x[i] += push * c.normal;
+                    let vn = rel.dot(c.normal);
+                    let normal_dv = (-vn).max(0.0) + push / h;
+                    friction(rel, c.normal, normal_dv, mu) - vn.min(0.0) * c.normal
+                }
+                Response::Reflect { keep } => {
+                    x[i] -= c.distance * c.normal;
+                    keep * (rel - 2.0 * rel.dot(c.normal) * c.normal)
+                }
+            };
             v[i] = c.velocity + rel;
         }
     }

@@ -122,23 +122,21 @@ pub enum AltitudeSprings {
 }
 
 /// An altitude of the current shape: its signed value, unit direction, the weights of the four
-/// corners (the altitude's gradient is `w[q] · n` for corner q), the sine of its face or edge
-/// pair angle and the squared norm of its cross product (the selection key).
+/// corners (the altitude's gradient is `w[q] · n` for corner q) and the sine of its face or
+/// edge pair angle.
 #[derive(Clone, Copy, Debug)]
 pub struct AltitudeNow {
     pub h: f32,
     pub n: Vec3,
     pub w: [f32; 4],
     pub sine: f32,
-    pub cross2: f32,
 }
 
 /// Altitude `a` of the tetrahedron with corners `p`, or `None` where it is undefined (a
 /// degenerate face or edge pair, or edges whose closest points lie far off them).
-pub fn altitude_now(a: TetAltitude, p: [Vec3; 4]) -> Option<AltitudeNow> {
-    match a {
+pub fn altitude_now(alt: TetAltitude, p: [Vec3; 4]) -> Option<AltitudeNow> {
+    match alt {
         TetAltitude::PointFace { p: q, a, b, c } => {
-            let cross2 = (p[b] - p[a]).cross(p[c] - p[a]).length_squared();
             point_face(p[q], p[a], p[b], p[c]).map(|(h, n, w, sine)| AltitudeNow {
                 h,
                 n,
@@ -151,11 +149,9 @@ pub fn altitude_now(a: TetAltitude, p: [Vec3; 4]) -> Option<AltitudeNow> {
                     out
                 },
                 sine,
-                cross2,
             })
         }
         TetAltitude::EdgeEdge { a, b, c, d } => {
-            let cross2 = (p[b] - p[a]).cross(p[d] - p[c]).length_squared();
             edge_edge(p[a], p[b], p[c], p[d]).map(|(h, n, s, t, sine)| AltitudeNow {
                 h,
                 n,
@@ -168,7 +164,6 @@ pub fn altitude_now(a: TetAltitude, p: [Vec3; 4]) -> Option<AltitudeNow> {
                     out
                 },
                 sine,
-                cross2,
             })
         }
     }
@@ -178,10 +173,7 @@ pub fn altitude_now(a: TetAltitude, p: [Vec3; 4]) -> Option<AltitudeNow> {
 /// wherever the face or edge pair is (whatever the edges' closest points), and 0 where it is
 /// degenerate (a straight strand: its volume is zero too).
 fn rest_altitude(a: TetAltitude, p: [Vec3; 4]) -> f32 {
-    let (from, to, u, v) = match a {
-        TetAltitude::PointFace { p: q, a, b, c } => (p[a], p[q], p[b] - p[a], p[c] - p[a]),
-        TetAltitude::EdgeEdge { a, b, c, d } => (p[a], p[c], p[b] - p[a], p[d] - p[c]),
-    };
+    let (from, to, u, v) = spans(a, p);
     let cross = u.cross(v);
     let l = cross.length();
     let sine = l / (u.length() * v.length());
@@ -191,18 +183,33 @@ fn rest_altitude(a: TetAltitude, p: [Vec3; 4]) -> f32 {
     (to - from).dot(cross) / l
 }
 
-/// Selle et al.'s choice for the current shape `p`: the defined altitude with the largest cross
-/// product (the shortest altitude), with its index in [`TET_ALTITUDES`].
-pub fn shortest_altitude(p: [Vec3; 4]) -> Option<(usize, AltitudeNow)> {
-    let mut best: Option<(usize, AltitudeNow)> = None;
-    for (j, a) in TET_ALTITUDES.iter().enumerate() {
-        if let Some(now) = altitude_now(*a, p)
-            && best.is_none_or(|(_, b)| now.cross2 > b.cross2)
-        {
-            best = Some((j, now));
-        }
+/// The altitude's base point and tip (its signed value is (tip − base)·n̂) and the two spans
+/// whose cross product n is its direction: a face's two edges from its first corner, or the
+/// two edges.
+fn spans(a: TetAltitude, p: [Vec3; 4]) -> (Vec3, Vec3, Vec3, Vec3) {
+    match a {
+        TetAltitude::PointFace { p: q, a, b, c } => (p[a], p[q], p[b] - p[a], p[c] - p[a]),
+        TetAltitude::EdgeEdge { a, b, c, d } => (p[a], p[c], p[b] - p[a], p[d] - p[c]),
     }
-    best
+}
+
+/// |n|² of altitude `a` (the selection key: altitude = 6·volume / |n|).
+fn cross_squared(a: TetAltitude, p: [Vec3; 4]) -> f32 {
+    let (_, _, u, v) = spans(a, p);
+    u.cross(v).length_squared()
+}
+
+/// Selle et al.'s choice for the current shape `p`: the defined altitude with the largest cross
+/// product (the shortest altitude; the first of equals), with its index in [`TET_ALTITUDES`].
+/// Only the cross products are taken for all seven; the altitudes themselves are worked out
+/// from the largest down until one is defined (nearly always the first).
+pub fn shortest_altitude(p: [Vec3; 4]) -> Option<(usize, AltitudeNow)> {
+    let mut order: [(f32, usize); 7] = std::array::from_fn(|j| (cross_squared(TET_ALTITUDES[j], p), j));
+    // Stable: equal cross products keep their order.
+    order.sort_by(|x, y| y.0.total_cmp(&x.0));
+    order
+        .iter()
+        .find_map(|&(_, j)| altitude_now(TET_ALTITUDES[j], p).map(|now| (j, now)))
 }
 
 /// How a particle moves.
@@ -516,7 +523,8 @@ mod tests {
         for (k, a) in TET_ALTITUDES.iter().enumerate() {
             // Every defined altitude is 6V / |cross product| in magnitude and no shorter.
             if let Some(o) = altitude_now(*a, p) {
-                assert!((o.h.abs() - volume6.abs() / o.cross2.sqrt()).abs() < 1e-5, "{k}");
+                let cross = cross_squared(*a, p).sqrt();
+                assert!((o.h.abs() - volume6.abs() / cross).abs() < 1e-5, "{k}");
                 assert!(o.h.abs() >= now.h.abs() - 1e-6);
             }
             // The rest value agrees with the current one on the same shape.

@@ -8,7 +8,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::contact::{Contact, ContactStats, Touch, collide, reflect, touches};
+use super::contact::{Contact, ContactStats, Response, Touch, collide, touches};
 use super::counters::Counters;
 use super::inextensible::{limit_strain, limit_strain_both_ways};
 use super::material::Material;
@@ -99,6 +99,21 @@ impl Default for SimOptions {
 }
 
 impl SimOptions {
+    /// What particles found inside a collider after a step of `h` seconds get (`mu`: the
+    /// material's friction).
+    pub fn response(&self, mu: f32, h: f32) -> Response {
+        match self.contact {
+            Contact::Penalty => Response::Project {
+                margin: self.collision_margin,
+                mu,
+                h,
+            },
+            Contact::Reflect => Response::Reflect {
+                keep: self.reflect_keep,
+            },
+        }
+    }
+
     /// Checks the strand–strand contact settings (the others are guarded where they are used):
     /// a thickness within (0, 10] cm keeps the contact grid's cells near a segment's size.
     pub fn check(&self) -> std::result::Result<(), String> {
@@ -579,7 +594,7 @@ impl Simulation {
         let model = &self.model;
         let max_strain = self.material.max_strain;
         let colliders = self.colliders.at(if hold_head { self.time } else { t1 });
-        let (margin, friction) = (self.options.collision_margin, self.material.friction);
+        let response = self.options.response(self.material.friction, h);
         let inv_mass = &self.inv_mass;
         let stats = self.contacts.resolve(
             &params,
@@ -599,7 +614,7 @@ impl Simulation {
                     let o = model.offsets[s];
                     let (xs, vs) = (&mut x[r.clone()], &mut v[r.clone()]);
                     limit_strain_both_ways(xs, &inv_mass[r], |i| model.edge_rest(s, o + i), max_strain);
-                    collide(model, s, xs, vs, &colliders, margin, friction, h, roots_free);
+                    collide(model, s, xs, vs, &colliders, response, roots_free);
                 }
             },
         );
@@ -607,23 +622,9 @@ impl Simulation {
         // Then the colliders, for every strand.
         let t = Instant::now();
         let model = &self.model;
-        let options = &self.options;
-        let friction = self.material.friction;
         let found: Vec<ContactStats> = strand_slices(model, &mut self.x, &mut self.v, &mut [])
             .into_par_iter()
-            .map(|(s, x, v, _)| {
-                collide(
-                    model,
-                    s,
-                    x,
-                    v,
-                    &colliders,
-                    options.collision_margin,
-                    friction,
-                    h,
-                    options.root_spring.is_some(),
-                )
-            })
+            .map(|(s, x, v, _)| collide(model, s, x, v, &colliders, response, roots_free))
             .collect();
         for c in found {
             contacts.contacts += c.contacts;
@@ -745,28 +746,15 @@ impl StrandStep<'_> {
             return (strain, ContactStats::default(), times);
         }
         let t = Instant::now();
-        let contact = match options.contact {
-            Contact::Penalty => collide(
-                model,
-                s,
-                x,
-                v,
-                self.colliders,
-                options.collision_margin,
-                material.friction,
-                h,
-                self.roots_free,
-            ),
-            Contact::Reflect => reflect(
-                model,
-                s,
-                x,
-                v,
-                self.colliders,
-                options.reflect_keep,
-                self.roots_free,
-            ),
-        };
+        let contact = collide(
+            model,
+            s,
+            x,
+            v,
+            self.colliders,
+            options.response(material.friction, h),
+            self.roots_free,
+        );
         times[1] += t.elapsed();
         (strain, contact, times)
     }

@@ -68,10 +68,12 @@ impl Reader<'_> {
         }
         // 004's contact (`[simulate] contact = "reflect"`) runs at fewer steps by default;
         // any other value is [simulate]'s to refuse.
-        let contact = match self.t.get("simulate").and_then(|s| s.get("contact")) {
-            Some(Value::String(c)) if c == "reflect" => crate::sim::contact::Contact::Reflect,
-            _ => crate::sim::contact::Contact::Penalty,
-        };
+        let contact: crate::sim::contact::Contact = self
+            .t
+            .get("simulate")
+            .and_then(|s| s.get("contact"))
+            .and_then(|c| c.clone().try_into().ok())
+            .unwrap_or_default();
         let substeps = *spec
             .substeps
             .get_or_insert(crate::scene::mss::default_substeps(fps, contact));
