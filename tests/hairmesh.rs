@@ -258,7 +258,12 @@ fn build_then_simulate_from_the_command_line() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let bundles = v["faces"].as_u64().unwrap();
     assert!(bundles >= 8, "{v}");
-    assert_eq!(v["vertices"].as_u64().unwrap(), bundles * 4 * 9);
+    // Connected (the default): bundles side by side share columns, so fewer than four each
+    // and fewer regions than bundles.
+    let columns = v["columns"].as_u64().unwrap();
+    assert!(columns < bundles * 4, "{v}");
+    assert!(v["regions"].as_u64().unwrap() < bundles, "{v}");
+    assert_eq!(v["vertices"].as_u64().unwrap(), columns * 9);
     let read = HairMesh::read(&mesh).unwrap();
     assert_eq!(read.vertex_count() as u64, v["vertices"].as_u64().unwrap());
 
@@ -494,7 +499,15 @@ fn strands_of_a_real_groom_stay_with_their_mesh() {
     let d = common::data_dir("strands_of_a_real_groom_stay_with_their_mesh").expect("data");
     let path = d.join("grooms/sintel_hair.tfx");
     let scene = tress::scene::load_groom(path.to_str().unwrap(), &Default::default(), None).unwrap();
-    let (mesh, _) = build(&scene.groom, &BuildOptions { cells: 8, layers: 9 }).unwrap();
+    let (mesh, _) = build(
+        &scene.groom,
+        &BuildOptions {
+            cells: 8,
+            layers: 9,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let strands = RenderStrands::embed(&mesh, &scene.groom);
     let mut sim = HairMeshSim::new(mesh.clone(), HairMeshParams::default(), None, 0.0).unwrap();
     sim.preroll(24, 1.0 / FPS).unwrap();

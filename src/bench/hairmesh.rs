@@ -2,8 +2,10 @@
 //! 361 and 2305 vertices: 4.8, 6 and 36 ms per frame on a 3.2 GHz i7-3930K, one thread), on one
 //! thread, with the `walk` motion on a spherical head. The paper gives neither its time step nor
 //! its iteration counts; both are printed here. Its claim that the cost is about linear in the
-//! vertex count is checked by the ms per 1000 vertices of each size. A last row times a mesh built
-//! from the quickstart groom (separate four-column bundles, solved directly per bundle).
+//! vertex count is checked by the ms per 1000 vertices of each size. Two last rows time meshes
+//! built from the quickstart groom: the connected mesh jobs build (settled first, then solved by
+//! conjugate gradients) and separate four-column bundles on 8 cells (solved directly per
+//! bundle).
 
 use glam::Vec3;
 use serde::Serialize;
@@ -15,6 +17,8 @@ use crate::motion::{HeadTrack, RandomMotion};
 
 #[derive(Debug, Serialize)]
 pub struct Case {
+    /// Which mesh and parameters.
+    pub mesh: String,
     pub vertices: usize,
     pub tets: usize,
     pub paper_ms: f64,
@@ -67,12 +71,20 @@ fn time(
 
 /// The default solver's figures on `mesh` (the paper's time where it gives one); the capped and
 /// one-step columns left for the caller.
-fn case(mesh: &HairMesh, paper_ms: f64, track: &HeadTrack, frames: usize, fps: f64) -> Result<Case> {
-    let params = HairMeshParams::default();
+fn case(
+    label: &str,
+    mesh: &HairMesh,
+    params: &HairMeshParams,
+    paper_ms: f64,
+    track: &HeadTrack,
+    frames: usize,
+    fps: f64,
+) -> Result<Case> {
     let n = mesh.vertex_count();
-    let (ms, sim, cg) = time(mesh, &params, track, frames, fps)?;
+    let (ms, sim, cg) = time(mesh, params, track, frames, fps)?;
     let per = |s: f64| 1000.0 * s / frames as f64;
     Ok(Case {
+        mesh: label.into(),
         vertices: n,
         tets: sim.tet_count(),
         paper_ms,
@@ -103,7 +115,7 @@ pub fn run(frames: usize) -> Result<Report> {
             length: 30.0,
             ..Default::default()
         })?;
-        let mut c = case(&mesh, paper, &track, frames, fps)?;
+        let mut c = case("procedural", &mesh, &params, paper, &track, frames, fps)?;
         let capped = HairMeshParams {
             cg_max_iterations: 30,
             ..params.clone()
@@ -118,11 +130,39 @@ pub fn run(frames: usize) -> Result<Report> {
         c.one_step_cg_iterations = one_cg as f64 / frames as f64;
         cases.push(c);
     }
-    // A mesh built from a groom (the quickstart's 2,000 straight strands): 60 separate bundles of
-    // four columns, the kind `tress hairmesh build` and jobs make, solved directly per bundle.
+    // Meshes built from a groom (the quickstart's 2,000 straight strands), as `tress hairmesh
+    // build` and jobs make them: connected (conjugate gradients), and the former separate
+    // four-column bundles on 8 cells with the stiff parameters (solved directly per bundle).
     let groom = crate::scene::load_groom("straight", &crate::groom::Transform::default(), Some(2000))?.groom;
     let (mesh, _) = crate::hairmesh::build(&groom, &Default::default())?;
-    cases.push(case(&mesh, f64::NAN, &track, frames, fps)?);
+    // Settled at the first pose as jobs do; the settling is not timed.
+    let mesh = HairMeshSim::settled(mesh, params.clone(), Some(head(track.clone())), 0.0, 1.0 / fps)?
+        .0
+        .mesh;
+    cases.push(case(
+        "built, connected",
+        &mesh,
+        &params,
+        f64::NAN,
+        &track,
+        frames,
+        fps,
+    )?);
+    let bundles = crate::hairmesh::BuildOptions {
+        cells: 8,
+        topology: crate::hairmesh::Topology::Bundles,
+        ..Default::default()
+    };
+    let (mesh, _) = crate::hairmesh::build(&groom, &bundles)?;
+    cases.push(case(
+        "built, bundles",
+        &mesh,
+        &params,
+        f64::NAN,
+        &track,
+        frames,
+        fps,
+    )?);
     Ok(Report {
         frames,
         fps,

@@ -11,7 +11,9 @@ use super::report::{num, output_file, thousands};
 use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::{Groom, Transform};
-use crate::hairmesh::{BuildOptions, HairMesh, HairMeshParams, HairMeshSim, RenderStrands, build, simulate};
+use crate::hairmesh::{
+    BuildOptions, HairMesh, HairMeshParams, HairMeshSim, RenderStrands, Topology, build, simulate,
+};
 use crate::pipeline::progress::FrameProgress;
 use crate::scene::{GroomSource, HeadSource, SceneFiles, SceneGroom, SceneSpec, load_groom};
 
@@ -46,13 +48,16 @@ pub struct BuildArgs {
 /// How finely a mesh is built from a groom.
 #[derive(Debug, Args, Clone)]
 pub struct MeshShape {
-    /// Bundles across the scalp: the roots are grouped by a grid this many cells wide, one
-    /// bundle per cell with strands.
-    #[arg(long, default_value_t = 8)]
+    /// Grid cells across the scalp: one root face per cell with strands.
+    #[arg(long, default_value_t = 10)]
     pub cells: usize,
     /// Vertex layers from root to tip, the root included.
     #[arg(long, default_value_t = 9)]
     pub layers: usize,
+    /// connected: neighbouring faces share their columns (002); bundles: a separate
+    /// four-column bundle per cell.
+    #[arg(long, value_enum, default_value_t = Topology::Connected)]
+    pub topology: Topology,
 }
 
 #[derive(Debug, Args)]
@@ -162,6 +167,7 @@ fn build_options(s: &MeshShape) -> Result<BuildOptions> {
     Ok(BuildOptions {
         cells: s.cells,
         layers: s.layers,
+        topology: s.topology,
     })
 }
 
@@ -185,16 +191,19 @@ fn run_build(a: &BuildArgs) -> Result<()> {
             "layers": mesh.layers,
             "vertices": report.vertices,
             "dropped_faces": report.dropped_faces,
+            "regions": report.regions,
             "outputs": [a.output.display().to_string(), sidecar.display().to_string()],
         });
         println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
     } else {
         eprintln!(
-            "hair mesh: {} columns × {} layers = {} vertices, {} root faces{}",
+            "hair mesh: {} columns × {} layers = {} vertices, {} root faces in {} region{}{}",
             thousands(report.columns as u64),
             mesh.layers,
             thousands(report.vertices as u64),
             thousands(report.faces as u64),
+            report.regions,
+            if report.regions == 1 { "" } else { "s" },
             if report.dropped_faces > 0 {
                 format!(
                     " ({} grid cells with a single strand left without a bundle)",
@@ -231,7 +240,14 @@ fn run_simulate(a: &SimulateArgs) -> Result<()> {
     super::distinct_outputs(&a.output)?;
     let (mesh, strands, topology, dropped, head_scene) = mesh_and_strands(a, &t)?;
     let (colliders, head_what, motion_what) = colliders(a, t, (first, last), head_scene)?;
-    let mut sim = HairMeshSim::new(mesh, solver_params(a)?, Some(colliders), first as f64 / a.fps)?;
+    let start = first as f64 / a.fps;
+    // A mesh built here settles into its rest shape first; a mesh given (--mesh) is modelled in
+    // the shape it rests in.
+    let mut sim = if a.mesh.is_none() {
+        HairMeshSim::settled(mesh, solver_params(a)?, Some(colliders), start, 1.0 / a.fps)?.0
+    } else {
+        HairMeshSim::new(mesh, solver_params(a)?, Some(colliders), start)?
+    };
     let info = CacheInfo {
         topology,
         fps: a.fps,

@@ -27,10 +27,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-pub use build::{BuildOptions, BuildReport, build};
+pub use build::{BuildOptions, BuildReport, Topology, build};
 pub use interp::HairMeshInterpolator;
 pub use mesh::{HairMesh, ProceduralMesh};
-pub use solver::{HairMeshParams, HairMeshSim, MeshFrameStats};
+pub use solver::{HairMeshParams, HairMeshSim, MeshFrameStats, Settle};
 pub use strands::RenderStrands;
 
 use crate::cache::FrameSink;

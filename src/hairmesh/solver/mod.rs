@@ -35,7 +35,7 @@ use crate::error::Result;
 use crate::motion::Pose;
 use elements::{Quad4, Tri};
 
-pub use params::HairMeshParams;
+pub use params::{HairMeshParams, Settle};
 
 /// Figures of one frame.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -152,6 +152,45 @@ impl HairMeshSim {
             params,
             mesh,
         })
+    }
+
+    /// A simulation of a mesh built around a groom, after it has settled: first `settle.frames`
+    /// frames at the head's pose at `start` with the loose moduli of `params.settle`, then the
+    /// settled shape (in the head's frame, root layer unchanged) as the rest shape of the
+    /// simulation with `params` (Derouet-Jourdan et al. 2013, cited by 002 §2: the simulation's
+    /// rest state is the shape the hair hangs in, so the simulation keeps it). Returns the
+    /// simulation and the mean distance the settling moved the vertices (cm). `dt` is the
+    /// frame's duration.
+    pub fn settled(
+        mesh: HairMesh,
+        params: HairMeshParams,
+        colliders: Option<Colliders>,
+        start: f64,
+        dt: f64,
+    ) -> Result<(HairMeshSim, f64)> {
+        let s = &params.settle;
+        if s.frames == 0 {
+            return Ok((HairMeshSim::new(mesh, params, colliders, start)?, 0.0));
+        }
+        let loose = HairMeshParams {
+            stretch_across: s.stretch_across,
+            shear: s.shear,
+            bend: s.bend,
+            volume: s.volume,
+            ..params.clone()
+        };
+        let mut sim = HairMeshSim::new(mesh, loose, colliders, start)?;
+        sim.preroll(s.frames, dt)?;
+        let moved = sim.rest_error();
+        let inv = sim.head_pose(sim.time).inverse();
+        let mut mesh = sim.mesh;
+        let layers = mesh.layers;
+        for (i, (r, x)) in mesh.rest.iter_mut().zip(&sim.x).enumerate() {
+            if i % layers != 0 {
+                *r = inv.apply(*x).as_vec3();
+            }
+        }
+        Ok((HairMeshSim::new(mesh, params, sim.colliders, start)?, moved))
     }
 
     /// Number of corner tets simulated.

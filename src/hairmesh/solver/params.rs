@@ -38,6 +38,37 @@ pub struct HairMeshParams {
     pub cg_max_iterations: usize,
     /// Deformation minimization after position correction (002 Eq. 3–4).
     pub minimize_deformation: bool,
+    /// How a mesh built around a groom first finds the shape it rests in
+    /// ([`super::HairMeshSim::settled`]); `[hairmesh.solver.settle]`.
+    pub settle: Settle,
+}
+
+/// The settling of a built mesh: `frames` frames at the first head pose with the loose hair's
+/// moduli below (the other parameters as the solver's), after which the settled shape becomes
+/// the mesh's rest shape. 002's meshes are modelled by artists in the shape the hair rests in; a
+/// mesh fitted to a groom has the groom's shape, which loose hair does not keep under gravity
+/// (the strand simulation's preroll lets its strands sag; straight hair at the sides of the head
+/// falls in against it). `frames = 0` keeps the groom's shape as the rest shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settle {
+    pub frames: u32,
+    pub stretch_across: f64,
+    pub shear: f64,
+    pub bend: f64,
+    pub volume: f64,
+}
+
+impl Default for Settle {
+    fn default() -> Self {
+        Settle {
+            frames: 48,
+            stretch_across: 2.0e1,
+            shear: 1.0e2,
+            bend: 1.0e1,
+            volume: 5.0e2,
+        }
+    }
 }
 
 impl Default for HairMeshParams {
@@ -59,6 +90,7 @@ impl Default for HairMeshParams {
             cg_tolerance: 1e-3,
             cg_max_iterations: 100,
             minimize_deformation: true,
+            settle: Settle::default(),
         }
     }
 }
@@ -79,6 +111,10 @@ impl HairMeshParams {
             ("friction", self.friction),
             ("skin", self.skin),
             ("cg_tolerance", self.cg_tolerance),
+            ("settle.stretch_across", self.settle.stretch_across),
+            ("settle.shear", self.settle.shear),
+            ("settle.bend", self.settle.bend),
+            ("settle.volume", self.settle.volume),
         ];
         crate::presets::non_negative(&values)?;
         if self.density <= 0.0 {
@@ -92,6 +128,9 @@ impl HairMeshParams {
         }
         if !(1..=1000).contains(&self.substeps) {
             return Err(format!("substeps = {}: must be within 1..=1000", self.substeps));
+        }
+        if self.settle.frames > 100_000 {
+            return Err(format!("settle.frames = {}: at most 100000", self.settle.frames));
         }
         if self.cg_max_iterations == 0 {
             return Err("cg_max_iterations must be at least 1".into());

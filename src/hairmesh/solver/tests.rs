@@ -352,3 +352,47 @@ fn solves_the_filtered_system(
         );
     }
 }
+
+/// Settling: without gravity the rest shape is an equilibrium of the loose moduli too, so the
+/// settled rest shape is the built one; with gravity the mesh comes down, its roots stay, and
+/// the solver then starts from the settled shape as its rest (no further sag to speak of).
+#[test]
+fn settling_moves_the_rest_shape_to_where_the_mesh_hangs() {
+    let m = mesh();
+    let still = HairMeshParams {
+        gravity: 0.0,
+        ..Default::default()
+    };
+    let (sim, moved) = HairMeshSim::settled(m.clone(), still, None, 0.0, 1.0 / 24.0).unwrap();
+    assert!(moved < 1e-6, "moved {moved} cm without gravity");
+    for (a, b) in sim.mesh.rest.iter().zip(&m.rest) {
+        assert!(a.distance(*b) < 1e-5);
+    }
+    let params = HairMeshParams::default();
+    let (mut sim, moved) = HairMeshSim::settled(m.clone(), params.clone(), None, 0.0, 1.0 / 24.0).unwrap();
+    assert!(moved > 0.1, "settled only {moved} cm");
+    let drop: f32 = sim
+        .mesh
+        .rest
+        .iter()
+        .zip(&m.rest)
+        .map(|(a, b)| a.y - b.y)
+        .sum::<f32>()
+        / m.rest.len() as f32;
+    assert!(drop < -0.1, "mean height change {drop} cm");
+    for c in 0..m.columns() as u32 {
+        let r = m.vertex(c, 0) as usize;
+        assert_eq!(sim.mesh.rest[r], m.rest[r], "root of column {c}");
+    }
+    // The stiff solver around the settled shape: it sags far less than the settling moved it.
+    sim.preroll(24, 1.0 / 24.0).unwrap();
+    let after = sim.rest_error();
+    assert!(
+        after < 0.25 * moved,
+        "sagged {after} cm more after settling {moved} cm"
+    );
+    // The unsettled mesh under the same solver sags more than the settled one.
+    let mut raw = HairMeshSim::new(m, params, None, 0.0).unwrap();
+    raw.preroll(24, 1.0 / 24.0).unwrap();
+    assert!(raw.rest_error() > 2.0 * after, "{} vs {after}", raw.rest_error());
+}

@@ -163,10 +163,12 @@ impl NeuralSpec {
 pub struct HairMeshSpec {
     /// Adds the row `hairmesh` (listing it in `guides.methods` does too, in its place).
     pub enabled: bool,
-    /// Scalp-UV grid cells across the roots: one bundle per occupied cell.
+    /// Scalp-UV grid cells across the roots: one root face per occupied cell.
     pub cells: usize,
     /// Vertex layers per column, root included.
     pub layers: usize,
+    /// connected (neighbouring faces share columns, 002) or bundles (one per cell).
+    pub topology: crate::hairmesh::Topology,
     /// Solver parameters (002 gives none; tress's defaults).
     pub solver: crate::hairmesh::HairMeshParams,
 }
@@ -178,6 +180,7 @@ impl Default for HairMeshSpec {
             enabled: false,
             cells: b.cells,
             layers: b.layers,
+            topology: b.topology,
             solver: Default::default(),
         }
     }

@@ -67,16 +67,18 @@ impl Stage for HairMeshStage {
             &BuildOptions {
                 cells: spec.cells,
                 layers: spec.layers,
+                topology: spec.topology,
             },
         )?;
         cx.create_dir("hairmesh")?;
         mesh.write(&cx.path(MESH))?;
         let columns = Groom::uniform(mesh.rest.clone(), mesh.layers, Default::default())?;
-        let mut sim = HairMeshSim::new(
+        let (mut sim, settled) = HairMeshSim::settled(
             mesh,
             spec.solver.clone(),
             Some(scene.colliders.clone()),
             job.first as f64 / job.fps,
+            1.0 / job.fps,
         )?;
         if !cx.quiet {
             eprintln!(
@@ -112,6 +114,9 @@ impl Stage for HairMeshStage {
             "columns": built.columns,
             "faces": built.faces,
             "dropped_faces": built.dropped_faces,
+            "regions": built.regions,
+            "settled_cm": settled,
+            "topology": spec.topology,
             "solver": spec.solver,
         });
         cx.write_json(REPORT.path, &doc)?;

@@ -427,9 +427,12 @@ fn hairmesh_line(cx: &Ctx) -> Option<String> {
     let r = &v["report"];
     let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
     Some(format!(
-        "\nHair mesh (002): {} vertices in {} bundles, {} tets, {} implicit steps per frame; solver {:.1} ms per frame ({}); smallest tet volume {:.2} of its rest volume; deepest vertex {:.2} cm inside a solid; {:.2} cm from the rest shape at the last frame. The `hairmesh` row's first column is the whole stage (mesh build, simulation, writing) per frame.\n",
+        "\nHair mesh (002): {} vertices, {} bundles ({}) in {} region{}, {} tets, {} implicit steps per frame; solver {:.1} ms per frame ({}); smallest tet volume {:.2} of its rest volume; deepest vertex {:.2} cm inside a solid; {:.2} cm from the rest shape at the last frame. The `hairmesh` row's first column is the whole stage (mesh build, simulation, writing) per frame.\n",
         r["vertices"],
         v["faces"],
+        v["topology"].as_str().unwrap_or("bundles"),
+        v["regions"].as_u64().unwrap_or(0),
+        if v["regions"].as_u64() == Some(1) { "" } else { "s" },
         r["tets"],
         r["substeps"],
         f("ms_per_frame"),
