@@ -85,7 +85,7 @@ impl Drop for AtomicFile {
 }
 
 /// This machine's name, as it appears in temporary file names.
-fn host() -> String {
+pub fn host() -> String {
     #[cfg(unix)]
     {
         let mut buf = [0u8; 256];
@@ -111,7 +111,7 @@ fn host() -> String {
 }
 
 /// Whether process `pid` of this machine is still running (unknown counts as running).
-fn alive(pid: u32) -> bool {
+pub fn alive(pid: u32) -> bool {
     #[cfg(unix)]
     {
         let Ok(pid) = libc::pid_t::try_from(pid) else {

@@ -35,6 +35,10 @@ pub struct RunArgs {
     /// (cached or runs, and why).
     #[arg(long)]
     pub dry_run: bool,
+    /// Fail at once when another run of the job is running a stage this run needs, instead of
+    /// waiting for it (runs of one job exclude each other stage by stage).
+    #[arg(long)]
+    pub no_wait: bool,
     /// A batch job: only write the batch summary (batch.md) from the items' finished results
     /// (the last step of a farm template).
     #[arg(long, conflicts_with_all = ["only", "chunk", "item", "dry_run"])]
@@ -122,6 +126,7 @@ pub fn run_job(a: &RunArgs) -> Result<()> {
                 only: a.only.clone(),
                 chunk,
                 quiet: a.json,
+                no_wait: a.no_wait,
             },
             &mut |path| {
                 if !json {
@@ -166,6 +171,7 @@ fn dry_run(a: &RunArgs, item: &Job, chunk: Option<(usize, usize)>) -> Result<Opt
         only: a.only.clone(),
         chunk,
         quiet: true,
+        no_wait: true,
     };
     let plan = crate::pipeline::plan(item, &opts)?;
     let mut table = item.table.clone();

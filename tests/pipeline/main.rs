@@ -5,6 +5,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod crash;
 mod farm;
 mod jobs;
 mod methods;

@@ -5,6 +5,7 @@
 //! splits per-frame stages into chunks, and plans dry runs and farm templates from the same list.
 //!
 //! - [`record`]: what a finished stage leaves in `.tress/` (input hash, outputs, sizes, digests);
+//! - [`lock`]: stage locks, so duplicate runs of a job never run a stage at once;
 //! - [`context`]: the state stages share during a run (job, output folder, current records, the
 //!   job's scene built once);
 //! - [`graph`]: which stages apply, their upstream stages, the selection of `--only` / `--chunk`;
@@ -14,6 +15,7 @@
 
 pub mod context;
 pub mod graph;
+pub mod lock;
 pub mod record;
 pub mod run;
 

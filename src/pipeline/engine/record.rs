@@ -96,7 +96,7 @@ impl Record {
     }
 
     /// Whether this record stands for inputs hashing to `inputs` and all its files are there,
-    /// with their recorded sizes.
+    /// with their recorded sizes (a quick check; [`Record::verify`] reads the files).
     pub fn is_current(&self, out: &Path, inputs: &str) -> bool {
         self.inputs == inputs
             && self.tress == crate::build_id()
@@ -104,6 +104,38 @@ impl Record {
                 .outputs
                 .iter()
                 .all(|f| std::fs::metadata(out.join(&f.path)).is_ok_and(|m| m.len() == f.bytes))
+    }
+
+    /// Whether this record can be trusted for inputs hashing to `inputs`: same inputs and build,
+    /// and every output it covers there with the size and SHA-256 it recorded. Otherwise why not.
+    pub fn verify(&self, out: &Path, inputs: &str) -> std::result::Result<(), String> {
+        if self.tress != crate::build_id() {
+            return Err(format!("written by another build of tress ({})", self.tress));
+        }
+        if self.inputs != inputs {
+            return Err("settings or inputs changed since it ran".into());
+        }
+        for f in &self.outputs {
+            let full = out.join(&f.path);
+            match std::fs::metadata(&full) {
+                Err(_) => return Err(format!("{} is missing", f.path)),
+                Ok(m) if m.len() != f.bytes => {
+                    return Err(format!("{} has {} bytes, {} recorded", f.path, m.len(), f.bytes));
+                }
+                Ok(_) => {}
+            }
+            match file_sha256(&full) {
+                Ok(h) if h == f.sha256 => {}
+                Ok(_) => {
+                    return Err(format!(
+                        "{} changed since it was recorded (SHA-256 differs)",
+                        f.path
+                    ));
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(())
     }
 
     /// Records the files `paths` (relative to `out`) as this stage's outputs and saves.

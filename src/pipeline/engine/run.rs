@@ -8,6 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::graph::{Stages, select};
+use super::lock::{self, StageLock};
 use super::{Chunk, Ctx, Kind, Record, Stage};
 use crate::error::{Error, Result};
 use crate::pipeline::job::Job;
@@ -21,6 +22,8 @@ pub struct RunOptions {
     pub chunk: Option<Chunk>,
     /// No progress output (JSON mode).
     pub quiet: bool,
+    /// Fail at once when another run holds a stage's lock, instead of waiting for it.
+    pub no_wait: bool,
 }
 
 /// What happened to one stage.
@@ -61,7 +64,9 @@ fn recorded_chunks(out: &Path, stage: &str) -> Vec<Chunk> {
     found
 }
 
-/// Loads every current record from an earlier run (stages whose inputs did not change).
+/// Loads every current record from an earlier run (stages whose inputs did not change and
+/// whose outputs are all there with their recorded sizes and digests); says why a record left
+/// behind is not trusted.
 fn load_current(stages: Stages, cx: &mut Ctx) {
     for stage in stages.iter().filter(|s| s.kind() != Kind::Summary) {
         let chunks: Vec<Option<Chunk>> = match stage.kind() {
@@ -78,10 +83,17 @@ fn load_current(stages: Stages, cx: &mut Ctx) {
             let Ok(inputs) = stage.inputs(cx, chunk) else {
                 continue;
             };
-            if r.is_current(&cx.out, &inputs.hash(stage.name())) {
-                cx.records.insert((stage.name(), chunk), r);
-            } else {
-                tracing::info!(stage = stage.name(), ?chunk, "earlier record is out of date");
+            match r.verify(&cx.out, &inputs.hash(stage.name())) {
+                Ok(()) => {
+                    cx.records.insert((stage.name(), chunk), r);
+                }
+                Err(why) => {
+                    tracing::info!(stage = stage.name(), ?chunk, %why, "earlier record is not current");
+                    // Changed settings are the ordinary reason; a damaged output is news.
+                    if !cx.quiet && r.inputs == inputs.hash(stage.name()) {
+                        eprintln!("{:<10} runs again: {why}", stage.name());
+                    }
+                }
             }
         }
     }
@@ -183,12 +195,29 @@ pub fn run_with(
         let hash = inputs.hash(name);
         tracing::info!(stage = name, inputs = %hash, upstream = inputs.files.len(), "input hash");
         tracing::debug!(stage = name, settings = %inputs.settings, "settings");
-        if stage.kind() != Kind::Summary
+        let summary = stage.kind() == Kind::Summary;
+        if !summary
             && let Some(r) = cx.records.get(&(name, chunk))
             && r.is_current(&cx.out, &hash)
         {
             let (seconds, outputs) = (r.seconds, r.outputs.iter().map(|o| o.path.clone()).collect());
             cached(&mut cx, name, chunk, seconds, outputs);
+            continue;
+        }
+        // One run at a time per stage (and chunk); another run may have finished it meanwhile.
+        let quiet = cx.quiet;
+        let _lock = StageLock::acquire(&cx.out, name, chunk, !opts.no_wait, &mut |holder| {
+            if !quiet {
+                eprintln!("{name:<10} waiting: another run holds it ({holder})");
+            }
+        })?;
+        if !summary
+            && let Some(r) = Record::load(&cx.out, name, chunk)
+            && r.verify(&cx.out, &hash).is_ok()
+        {
+            let (seconds, outputs) = (r.seconds, r.outputs.iter().map(|o| o.path.clone()).collect());
+            cached(&mut cx, name, chunk, seconds, outputs);
+            cx.records.insert((name, chunk), r);
             continue;
         }
         if !cx.quiet {
@@ -218,6 +247,7 @@ pub fn run_with(
         });
         cx.records.insert((name, chunk), r);
     }
+    lock::clear_stale(&cx.out);
     Ok(RunReport {
         job: job.name.clone(),
         output: job.output.clone(),

@@ -1,0 +1,154 @@
+//! Farm safety: a job killed (SIGKILL) at random moments and run again, and duplicate runs of a
+//! job started at once, end with the outputs of an uninterrupted run, byte for byte; nothing is
+//! left stuck. Damaged outputs of a finished job re-run exactly the stages that made them.
+//!
+//! `TRESS_CRASH_KILLS` sets how many kills (default 50, the quick run; the closing note
+//! reports a longer one).
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{common, hashes, run, statuses, write_job};
+
+fn spawn(job: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_tress"))
+        .args(["run", job.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Lock files and hidden temporaries left in the output folder.
+fn leftovers(out: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![out.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().to_string();
+            if p.is_dir() {
+                stack.push(p);
+            } else if name.ends_with(".lock") || name.ends_with(".partial") {
+                found.push(p.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn killed_and_duplicate_runs_end_with_the_uninterrupted_outputs() {
+    let kills: usize = std::env::var("TRESS_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let dir = common::temp_dir("crash");
+    let job = write_job(&dir, "out", "");
+    let out = dir.join("out");
+    let t = Instant::now();
+    run(&["run", job.to_str().unwrap(), "--json"]);
+    let uninterrupted = t.elapsed();
+    let reference = hashes(&out);
+    assert!(reference.len() > 8, "{reference:?}");
+
+    let mut rng = common::Rng(43);
+    let (mut killed, mut rounds) = (0, 0);
+    while killed < kills {
+        // A round: from an empty folder, runs killed at random moments one after the other
+        // (each resuming what the last left), then a run to the end.
+        let _ = std::fs::remove_dir_all(&out);
+        rounds += 1;
+        for _ in 0..5 {
+            let mut child = spawn(&job);
+            let ms = rng.below(uninterrupted.as_millis().max(1) as usize);
+            std::thread::sleep(Duration::from_millis(ms as u64));
+            if child.try_wait().unwrap().is_none() {
+                child.kill().unwrap();
+                killed += 1;
+            }
+            child.wait().unwrap();
+        }
+        let o = common::tress(&["run", job.to_str().unwrap()]);
+        assert!(
+            o.status.success(),
+            "round {rounds}, after {killed} kills: {}",
+            common::stderr(&o)
+        );
+        let now = hashes(&out);
+        assert_eq!(
+            now, reference,
+            "round {rounds}, after {killed} kills: outputs differ"
+        );
+        assert_eq!(leftovers(&out), Vec::<String>::new(), "round {rounds}");
+    }
+    eprintln!(
+        "{killed} kills in {rounds} rounds (uninterrupted run {uninterrupted:?}); every round ended with the same outputs"
+    );
+
+    // Duplicate runs started at once: all succeed, the outputs are the uninterrupted run's.
+    for round in 0..2 {
+        let _ = std::fs::remove_dir_all(&out);
+        let children: Vec<Child> = (0..5).map(|_| spawn(&job)).collect();
+        for (i, c) in children.into_iter().enumerate() {
+            let o = c.wait_with_output().unwrap();
+            assert!(
+                o.status.success(),
+                "duplicate run {i} of round {round}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        assert_eq!(hashes(&out), reference, "duplicates, round {round}");
+        assert_eq!(leftovers(&out), Vec::<String>::new());
+        // And a later run finds everything done.
+        let again = run(&["run", job.to_str().unwrap(), "--json"]);
+        assert!(
+            statuses(&again)
+                .iter()
+                .all(|(s, v)| v == "cached" || s == "report"),
+            "{again}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A finished job whose outputs are damaged (deleted, truncated, or changed in place with the
+/// same size) re-runs exactly the stage that made each, and the outputs come back the same.
+#[test]
+fn damaged_outputs_rerun_exactly_the_stage_that_made_them() {
+    let dir = common::temp_dir("damaged");
+    let job = write_job(&dir, "out", "");
+    let out = dir.join("out");
+    run(&["run", job.to_str().unwrap(), "--json"]);
+    let reference = hashes(&out);
+    type Damage = fn(&Path);
+    let damage: [(&str, &str, Damage); 3] = [
+        ("gt.tcache", "simulate", |p| std::fs::remove_file(p).unwrap()),
+        ("guides.tcache", "guide_sim", |p| {
+            let b = std::fs::read(p).unwrap();
+            std::fs::write(p, &b[..b.len() / 2]).unwrap();
+        }),
+        ("metrics.json", "eval", |p| {
+            // Same size, one byte changed: only the digest tells.
+            let mut b = std::fs::read(p).unwrap();
+            let i = b.iter().position(|c| c.is_ascii_digit()).unwrap();
+            b[i] = if b[i] == b'1' { b'2' } else { b'1' };
+            std::fs::write(p, b).unwrap();
+        }),
+    ];
+    for (file, stage, hurt) in damage {
+        hurt(&out.join(file));
+        let o = common::tress(&["run", job.to_str().unwrap(), "--json"]);
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let ran: Vec<String> = statuses(&report)
+            .into_iter()
+            .filter(|(s, v)| v == "ran" && s != "report")
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(ran, vec![stage.to_string()], "after damaging {file}: {report}");
+        assert_eq!(hashes(&out), reference, "after damaging {file}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
