@@ -128,7 +128,7 @@ impl StageLock {
                     }
                     let holder = text.trim();
                     if !wait {
-                        return Err(Error::Invalid(format!(
+                        return Err(Error::Runtime(format!(
                             "{}: stage {stage} is being run by another run ({holder}); without --no-wait this run would wait for it",
                             path.display()
                         )));
