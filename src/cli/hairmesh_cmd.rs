@@ -54,8 +54,8 @@ pub struct MeshShape {
     /// Vertex layers from root to tip, the root included.
     #[arg(long, default_value_t = 9)]
     pub layers: usize,
-    /// connected: neighbouring faces share their columns (002); bundles: a separate
-    /// four-column bundle per cell.
+    /// connected: bundles side by side across the hair share their columns; bundles: a
+    /// separate four-column bundle per cell.
     #[arg(long, value_enum, default_value_t = Topology::Connected)]
     pub topology: Topology,
 }

@@ -39,7 +39,7 @@ use crate::groom::scalp_uv::{scalp_center, scalp_uv};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Topology {
-    /// Columns on the grid's nodes shared by neighbouring faces (002 §3).
+    /// Bundles side by side across the hair share the columns between them.
     #[default]
     Connected,
     /// One separate four-column bundle per cell.

@@ -167,7 +167,8 @@ pub struct HairMeshSpec {
     pub cells: usize,
     /// Vertex layers per column, root included.
     pub layers: usize,
-    /// connected (neighbouring faces share columns, 002) or bundles (one per cell).
+    /// connected (bundles side by side across the hair share columns, 002 §3) or bundles
+    /// (separate, one per cell).
     pub topology: crate::hairmesh::Topology,
     /// Solver parameters (002 gives none; tress's defaults).
     pub solver: crate::hairmesh::HairMeshParams,
