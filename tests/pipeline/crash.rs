@@ -20,6 +20,26 @@ fn spawn(job: &Path) -> Child {
         .unwrap()
 }
 
+/// The stage a killed run was in, from its progress lines (`<stage> running` without its
+/// `<stage> done`), or "between stages".
+fn stage_at_kill(child: &mut Child) -> String {
+    use std::io::Read as _;
+    let mut text = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut text);
+    }
+    let mut open: Option<String> = None;
+    for line in text.lines() {
+        let mut w = line.split_whitespace();
+        match (w.next(), w.next()) {
+            (Some(stage), Some("running")) => open = Some(stage.to_string()),
+            (Some(_), Some("done")) => open = None,
+            _ => {}
+        }
+    }
+    open.unwrap_or_else(|| "between stages".into())
+}
+
 /// Lock files and hidden temporaries left in the output folder.
 fn leftovers(out: &Path) -> Vec<String> {
     let mut found = Vec::new();
@@ -55,6 +75,7 @@ fn killed_and_duplicate_runs_end_with_the_uninterrupted_outputs() {
 
     let mut rng = common::Rng(43);
     let (mut killed, mut rounds) = (0, 0);
+    let mut hit = std::collections::BTreeMap::new();
     while killed < kills {
         // A round: from an empty folder, runs killed at random moments one after the other
         // (each resuming what the last left), then a run to the end.
@@ -67,8 +88,11 @@ fn killed_and_duplicate_runs_end_with_the_uninterrupted_outputs() {
             if child.try_wait().unwrap().is_none() {
                 child.kill().unwrap();
                 killed += 1;
+                child.wait().unwrap();
+                *hit.entry(stage_at_kill(&mut child)).or_insert(0usize) += 1;
+            } else {
+                child.wait().unwrap();
             }
-            child.wait().unwrap();
         }
         let o = common::tress(&["run", job.to_str().unwrap()]);
         assert!(
@@ -84,7 +108,7 @@ fn killed_and_duplicate_runs_end_with_the_uninterrupted_outputs() {
         assert_eq!(leftovers(&out), Vec::<String>::new(), "round {rounds}");
     }
     eprintln!(
-        "{killed} kills in {rounds} rounds (uninterrupted run {uninterrupted:?}); every round ended with the same outputs"
+        "{killed} kills in {rounds} rounds (uninterrupted run {uninterrupted:?}); every round ended with the same outputs; killed while running: {hit:?}"
     );
 
     // Duplicate runs started at once: all succeed, the outputs are the uninterrupted run's.
