@@ -139,30 +139,15 @@ pub fn run(frames: usize) -> Result<Report> {
     let mesh = HairMeshSim::settled(mesh, params.clone(), Some(head(track.clone())), 0.0, 1.0 / fps)?
         .0
         .mesh;
-    cases.push(case(
-        "built, connected",
-        &mesh,
-        &params,
-        f64::NAN,
-        &track,
-        frames,
-        fps,
-    )?);
     let bundles = crate::hairmesh::BuildOptions {
         cells: 8,
         topology: crate::hairmesh::Topology::Bundles,
         ..Default::default()
     };
-    let (mesh, _) = crate::hairmesh::build(&groom, &bundles)?;
-    cases.push(case(
-        "built, bundles",
-        &mesh,
-        &params,
-        f64::NAN,
-        &track,
-        frames,
-        fps,
-    )?);
+    let (separate, _) = crate::hairmesh::build(&groom, &bundles)?;
+    for (label, mesh) in [("built, connected", mesh), ("built, bundles", separate)] {
+        cases.push(case(label, &mesh, &params, f64::NAN, &track, frames, fps)?);
+    }
     Ok(Report {
         frames,
         fps,

@@ -27,6 +27,7 @@
 //! other instead of stacking; the bundles' cross-sections keep every tet positive.
 
 use glam::{Vec2, Vec3};
+use petgraph::unionfind::UnionFind;
 use serde::{Deserialize, Serialize};
 
 use super::mesh::HairMesh;
@@ -248,15 +249,9 @@ fn connected(bundles: &[Bundle], layers: usize) -> Result<HairMesh> {
         }
     }
     joins.sort_by(|x, y| x.0.total_cmp(&y.0).then((x.1, x.3).cmp(&(y.1, y.3))));
-    // Union-find over the corners (bundle · 4 + corner).
-    let mut parent: Vec<usize> = (0..4 * bundles.len()).collect();
-    fn find(p: &mut [usize], mut i: usize) -> usize {
-        while p[i] != i {
-            p[i] = p[p[i]];
-            i = p[i];
-        }
-        i
-    }
+    // Sets of joined corners (bundle · 4 + corner).
+    let corners = 4 * bundles.len();
+    let mut sets = UnionFind::<usize>::new(corners);
     let mut taken = std::collections::BTreeSet::new();
     for &(_, ia, sa, ib, sb) in &joins {
         if taken.contains(&(ia, sa)) || taken.contains(&(ib, sb)) {
@@ -265,15 +260,14 @@ fn connected(bundles: &[Bundle], layers: usize) -> Result<HairMesh> {
         taken.insert((ia, sa));
         taken.insert((ib, sb));
         for (ca, cb) in side_corners(sa).into_iter().zip(side_corners(sb)) {
-            let (x, y) = (find(&mut parent, 4 * ia + ca), find(&mut parent, 4 * ib + cb));
-            parent[x.max(y)] = x.min(y);
+            sets.union(4 * ia + ca, 4 * ib + cb);
         }
     }
     // One column per set of joined corners, at their mean; columns in corner order.
-    let mut column = vec![u32::MAX; parent.len()];
+    let mut column = vec![u32::MAX; corners];
     let mut sums: Vec<(Vec<Vec3>, f32)> = Vec::new();
-    for i in 0..parent.len() {
-        let r = find(&mut parent, i);
+    for i in 0..corners {
+        let r = sets.find_mut(i);
         if column[r] == u32::MAX {
             column[r] = sums.len() as u32;
             sums.push((vec![Vec3::ZERO; layers], 0.0));
@@ -289,32 +283,21 @@ fn connected(bundles: &[Bundle], layers: usize) -> Result<HairMesh> {
         .flat_map(|(sum, n)| sum.iter().map(move |p| *p / *n))
         .collect();
     let faces = (0..bundles.len())
-        .map(|b| (0..4).map(|k| column[find(&mut parent, 4 * b + k)]).collect())
+        .map(|b| (0..4).map(|k| column[sets.find_mut(4 * b + k)]).collect())
         .collect();
     HairMesh::new(layers, rest, faces)
 }
 
 /// Faces joined through shared columns, counted as separate regions.
 fn regions(mesh: &HairMesh) -> usize {
-    let mut parent: Vec<usize> = (0..mesh.columns()).collect();
-    fn find(p: &mut [usize], mut i: usize) -> usize {
-        while p[i] != i {
-            p[i] = p[p[i]];
-            i = p[i];
-        }
-        i
-    }
+    let mut sets = UnionFind::<usize>::new(mesh.columns());
     for f in &mesh.faces {
-        for w in f.windows(2) {
-            let (a, b) = (find(&mut parent, w[0] as usize), find(&mut parent, w[1] as usize));
-            parent[a] = b;
+        for &c in &f[1..] {
+            sets.union(f[0] as usize, c as usize);
         }
     }
-    let roots: std::collections::BTreeSet<usize> = mesh
-        .faces
-        .iter()
-        .map(|f| find(&mut parent, f[0] as usize))
-        .collect();
+    let roots: std::collections::BTreeSet<usize> =
+        mesh.faces.iter().map(|f| sets.find_mut(f[0] as usize)).collect();
     roots.len()
 }
 

@@ -60,6 +60,14 @@ fn stale(path: &Path, text: &str) -> bool {
     }
 }
 
+/// Removes the stale lock at `path` only if it still holds `text`: another run may have taken it
+/// over meanwhile.
+fn remove_if_unchanged(path: &Path, text: &str) {
+    if std::fs::read_to_string(path).is_ok_and(|t| t == text) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
 fn age(path: &Path) -> Option<Duration> {
     let m = std::fs::metadata(path).ok()?.modified().ok()?;
     SystemTime::now().duration_since(m).ok()
@@ -77,9 +85,8 @@ pub fn clear_stale(out: &Path) {
         if path.extension().is_some_and(|x| x == "lock")
             && let Ok(text) = std::fs::read_to_string(&path)
             && stale(&path, &text)
-            && std::fs::read_to_string(&path).is_ok_and(|t| t == text)
         {
-            let _ = std::fs::remove_file(&path);
+            remove_if_unchanged(&path, &text);
         }
     }
 }
@@ -119,11 +126,7 @@ impl StageLock {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let text = std::fs::read_to_string(&path).unwrap_or_default();
                     if stale(&path, &text) {
-                        // Remove it only if it is still the stale holder's file (another waiter
-                        // may have replaced it meanwhile).
-                        if std::fs::read_to_string(&path).unwrap_or_default() == text {
-                            let _ = std::fs::remove_file(&path);
-                        }
+                        remove_if_unchanged(&path, &text);
                         continue;
                     }
                     let holder = text.trim();

@@ -83,14 +83,15 @@ fn load_current(stages: Stages, cx: &mut Ctx) {
             let Ok(inputs) = stage.inputs(cx, chunk) else {
                 continue;
             };
-            match r.verify(&cx.out, &inputs.hash(stage.name())) {
+            let hash = inputs.hash(stage.name());
+            match r.verify(&cx.out, &hash) {
                 Ok(()) => {
                     cx.records.insert((stage.name(), chunk), r);
                 }
                 Err(why) => {
                     tracing::info!(stage = stage.name(), ?chunk, %why, "earlier record is not current");
                     // Changed settings are the ordinary reason; a damaged output is news.
-                    if !cx.quiet && r.inputs == inputs.hash(stage.name()) {
+                    if !cx.quiet && r.inputs == hash {
                         eprintln!("{:<10} runs again: {why}", stage.name());
                     }
                 }
