@@ -90,7 +90,7 @@ pub struct SimulateArgs {
     /// an animated body mesh (an .abc polymesh, or an OBJ sequence such as body.####.obj).
     #[arg(long, value_name = "PRESET|FILE")]
     pub body: Option<String>,
-    /// A motion preset (gentle, walk, turn, violent) or a TOML file of one [default: still].
+    /// A motion preset (gentle, walk, turn, violent, rom) or a TOML file of one [default: still].
     #[arg(long, value_name = "PRESET|FILE", group = "motion_source")]
     pub motion: Option<String>,
     /// Head motion from a glTF / GLB file (with --node: that joint).

@@ -19,7 +19,7 @@ pub enum MotionCommand {
 /// Where head motion comes from (shared by `motion preview` and `simulate`).
 #[derive(Debug, Args, Default, Clone)]
 pub struct MotionArgs {
-    /// A motion preset (gentle, walk, turn, violent) or a TOML file of one.
+    /// A motion preset (gentle, walk, turn, violent, rom) or a TOML file of one.
     #[arg(
         long = "motion",
         alias = "preset",
@@ -131,6 +131,9 @@ pub fn run(cmd: &MotionCommand) -> Result<()> {
             "fit_rms": report.fit_rms,
             "fit_max": report.fit_max,
             "scale_deviation": report.scale_deviation,
+            "phases": report.phases.iter().map(|(n, s, e)| json!({"name": n, "start": s, "end": e,
+                "first_frame": (s * a.fps).round() as i64, "last_frame": (e * a.fps).round() as i64}))
+                .collect::<Vec<_>>(),
             "frames": shown.iter().map(|&f| {
                 let (f, t, p, e) = row(f);
                 json!({"frame": f, "time": t, "translation": p.translation.to_array(),
@@ -153,6 +156,15 @@ pub fn run(cmd: &MotionCommand) -> Result<()> {
             num(rms),
             num(max),
             if max < 1e-3 { "rigid" } else { "NOT rigid" }
+        );
+    }
+    for (name, s, e) in &report.phases {
+        println!(
+            "phase        {:<14} frames {}-{} ({} s)",
+            name,
+            (s * a.fps).round() as i64,
+            (e * a.fps).round() as i64,
+            num(e - s)
         );
     }
     if report.scale_deviation > 1e-4 {

@@ -5,8 +5,12 @@
 //! keys the head moves along the slerp/lerp path with the quintic ease 6u⁵ − 15u⁴ + 10u³ (zero
 //! velocity and acceleration at keys, peak speed 15/8 of the mean), and each segment is made
 //! long enough that the peak angular and linear speeds stay under the preset's limits. `speed`
-//! plays the whole motion faster (`violent` is `gentle` × 10). A walk adds a constant velocity
-//! and a vertical bob.
+//! plays the whole motion faster (`violent` is `gentle` × 10). A walk adds a constant velocity,
+//! a vertical bob and a lateral sway at half the bob's frequency (one sway per two steps).
+//!
+//! A phase of a range-of-motion library ([`super::rom`]) also returns to the rest orientation
+//! and offset at its end (`to_rest`) and fades its walk in and out over `ramp` seconds (the
+//! velocity follows the smoothstep 3u² − 2u³), so that phases join with the head at rest.
 
 use glam::{DQuat, DVec3, EulerRot};
 use rand::{Rng, SeedableRng};
@@ -23,6 +27,7 @@ pub const TABLE: Table = &[
     ("walk", include_str!("../../presets/motions/walk.toml")),
     ("turn", include_str!("../../presets/motions/turn.toml")),
     ("violent", include_str!("../../presets/motions/violent.toml")),
+    ("rom", include_str!("../../presets/motions/rom.toml")),
 ];
 
 /// Peak of the quintic ease's derivative: the peak speed is this times the mean.
@@ -48,8 +53,14 @@ pub struct RandomMotion {
     pub max_angular_speed_deg: f64,
     pub max_linear_speed: f64,
     /// Time compression: 10 plays the motion ten times faster.
+    #[serde(default = "one")]
     pub speed: f64,
+    /// The random key poses' seed (a range-of-motion phase draws its own from the library's).
+    #[serde(default)]
     pub seed: u64,
+    /// A range-of-motion phase's name (for reports).
+    #[serde(default)]
+    pub name: String,
     /// Walking velocity added to the motion (cm/s).
     #[serde(default)]
     pub walk_velocity: [f64; 3],
@@ -58,6 +69,42 @@ pub struct RandomMotion {
     pub bob_amplitude: f64,
     #[serde(default)]
     pub bob_frequency: f64,
+    /// Lateral (x) sway of a walk (cm), at half the bob frequency.
+    #[serde(default)]
+    pub sway_amplitude: f64,
+    /// End with a key at rest (no rotation, no offset besides the walk's way).
+    #[serde(default)]
+    pub to_rest: bool,
+    /// Seconds over which the walk, bob and sway fade in at the start and out at the end (0:
+    /// they run from the first instant, as a walk preset does).
+    #[serde(default)]
+    pub ramp: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// The smoothstep fade of a walk lasting `end` s with ramps of `r` s: its velocity factor and
+/// its integral (the distance walked at unit velocity) at time t.
+fn walk_fade(t: f64, end: f64, r: f64) -> (f64, f64) {
+    let r = r.min(end / 2.0);
+    if r <= 0.0 {
+        return (1.0, t);
+    }
+    // Within a ramp: factor 3u² − 2u³, its integral r·(u³ − u⁴/2).
+    let head = |x: f64| {
+        let u = (x / r).clamp(0.0, 1.0);
+        (u * u * (3.0 - 2.0 * u), r * (u * u * u - 0.5 * u * u * u * u))
+    };
+    if t <= r {
+        head(t)
+    } else if t >= end - r {
+        let (f, w) = head(end - t);
+        (f, (end - r) - w)
+    } else {
+        (1.0, r / 2.0 + (t - r))
+    }
 }
 
 impl RandomMotion {
@@ -73,10 +120,11 @@ impl RandomMotion {
             && self.max_angular_speed_deg > 0.0
             && self.max_linear_speed > 0.0
             && self.speed > 0.0
+            && self.ramp >= 0.0
             && self.duration / self.key_interval[0] < 1e5;
         if !ok {
             return Err(Error::Invalid(
-                "motion: duration, key interval, speed limits and speed must be positive".into(),
+                "motion: duration, key interval, speed limits and speed must be positive (ramp ≥ 0)".into(),
             ));
         }
         let numbers = [
@@ -90,6 +138,8 @@ impl RandomMotion {
             self.speed,
             self.bob_amplitude,
             self.bob_frequency,
+            self.sway_amplitude,
+            self.ramp,
         ];
         if numbers
             .iter()
@@ -119,13 +169,17 @@ impl RandomMotion {
 
     /// Generates the head track (starts at rest at t = 0).
     pub fn track(&self) -> Result<HeadTrack> {
+        HeadTrack::new(self.keys()?)
+    }
+
+    /// The track's keys (time in seconds from 0, pose), sampled at 240 Hz.
+    pub fn keys(&self) -> Result<Vec<(f64, Pose)>> {
         self.check()?;
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         // Key poses and their times, in the motion's own (uncompressed) time.
         let mut keys = vec![(0.0, Pose::IDENTITY)];
-        while keys.last().expect("non-empty").0 < self.duration {
+        let next_key = |keys: &mut Vec<(f64, Pose)>, p1: Pose, rng: &mut ChaCha8Rng| {
             let (t0, p0) = *keys.last().expect("non-empty");
-            let p1 = self.key_pose(&mut rng);
             let mut dt = rng.random_range(self.key_interval[0]..=self.key_interval[1]);
             let angle = p0.inverse().then_after(&p1).angle_deg();
             let dist = (p1.translation - p0.translation).length();
@@ -133,6 +187,13 @@ impl RandomMotion {
                 .max(EASE_PEAK * angle / self.max_angular_speed_deg)
                 .max(EASE_PEAK * dist / self.max_linear_speed);
             keys.push((t0 + dt, p1));
+        };
+        while keys.last().expect("non-empty").0 < self.duration {
+            let p1 = self.key_pose(&mut rng);
+            next_key(&mut keys, p1, &mut rng);
+        }
+        if self.to_rest {
+            next_key(&mut keys, Pose::IDENTITY, &mut rng);
         }
         let end = keys.last().expect("non-empty").0;
         // The speed limits stretch the time between far-apart keys: a translation range far
@@ -147,6 +208,7 @@ impl RandomMotion {
         let samples = (end * KEY_RATE).ceil() as usize;
         let mut out = Vec::with_capacity(samples + 1);
         let mut seg = 0;
+        let tau = std::f64::consts::TAU;
         for i in 0..=samples {
             let t = (i as f64 / KEY_RATE).min(end);
             while seg + 2 < keys.len() && t > keys[seg + 1].0 {
@@ -156,12 +218,14 @@ impl RandomMotion {
             let u = ((t - t0) / (t1 - t0)).clamp(0.0, 1.0);
             let ease = u * u * u * (10.0 - 15.0 * u + 6.0 * u * u);
             let mut pose = p0.lerp(&p1, ease);
-            let walk = DVec3::from_array(self.walk_velocity) * t;
-            let bob = self.bob_amplitude * (std::f64::consts::TAU * self.bob_frequency * t).sin();
-            pose.translation += walk + DVec3::Y * bob;
+            let (fade, walked) = walk_fade(t, end, self.ramp);
+            let walk = DVec3::from_array(self.walk_velocity) * walked;
+            let bob = self.bob_amplitude * (tau * self.bob_frequency * t).sin();
+            let sway = self.sway_amplitude * (0.5 * tau * self.bob_frequency * t).sin();
+            pose.translation += walk + fade * DVec3::new(sway, bob, 0.0);
             out.push((t / self.speed, pose));
         }
-        HeadTrack::new(out)
+        Ok(out)
     }
 }
 
@@ -172,6 +236,7 @@ mod tests {
     #[test]
     fn presets_load_and_respect_their_bounds() {
         for name in ["gentle", "walk", "turn", "violent"] {
+            // (`rom` is a range of motion: its own tests in `rom.rs`.)
             let m = RandomMotion::preset(name).unwrap();
             let track = m.track().unwrap();
             assert!(track.duration() >= m.duration / m.speed - 1e-9, "{name}");

@@ -25,7 +25,8 @@ use crate::error::{Error, Result};
 pub enum MotionSource {
     /// The head holds still.
     Still,
-    /// A random key-pose preset (gentle, walk, turn, violent) or a TOML file of one; `seed`
+    /// A random key-pose preset (gentle, walk, turn, violent), the range of motion `rom`, or a
+    /// TOML file of either; `seed`
     /// overrides the preset's.
     Preset { name: String, seed: Option<u64> },
     /// A glTF / GLB file's node (joint) animation.
@@ -74,14 +75,18 @@ impl MotionSource {
     pub fn load(&self, fps: f64) -> Result<(HeadTrack, TrackReport)> {
         match self {
             MotionSource::Preset { name, seed } => {
-                let mut m = super::RandomMotion::preset(name)?;
+                let mut m = super::MotionPreset::load(name)?;
                 if let Some(s) = seed {
-                    m.seed = *s;
+                    m.set_seed(*s);
                 }
-                let t = m.track()?;
+                let (t, phases) = match &m {
+                    super::MotionPreset::Rom(r) => r.track_with_phases()?,
+                    super::MotionPreset::Keys(k) => (k.track()?, Vec::new()),
+                };
                 let report = TrackReport {
-                    source: format!("motion preset {name} (seed {})", m.seed),
+                    source: format!("motion preset {name} (seed {})", m.seed()),
                     samples: t.len(),
+                    phases,
                     ..Default::default()
                 };
                 Ok((t, report))
@@ -113,6 +118,8 @@ pub struct TrackReport {
     pub fit_max: Option<f64>,
     /// Largest deviation of the sampled transforms' scale from 1 (scale is dropped).
     pub scale_deviation: f64,
+    /// A range of motion's phases: name, start and end (s).
+    pub phases: Vec<(String, f64, f64)>,
 }
 
 /// Imath (row-major, row vectors) to glam (column vectors).
@@ -223,7 +230,7 @@ pub fn from_abc_mesh(path: &Path, object: Option<&str>) -> Result<(HeadTrack, Tr
         samples: keys.len(),
         fit_rms: Some(worst_rms),
         fit_max: Some(worst_max),
-        scale_deviation: 0.0,
+        ..Default::default()
     };
     Ok((HeadTrack::new(keys)?, report))
 }

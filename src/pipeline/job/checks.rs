@@ -79,7 +79,7 @@ pub fn check_motion(m: &MotionSpec, section: &str, origin: &str) -> Result<()> {
         )));
     }
     if let Some(p) = &m.preset {
-        crate::motion::RandomMotion::preset(p)
+        crate::motion::MotionPreset::load(p)
             .map_err(|e| Error::Invalid(format!("{origin}: {section}: {e}")))?;
     }
     Ok(())

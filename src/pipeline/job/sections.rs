@@ -69,7 +69,7 @@ impl Default for HeadSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MotionSpec {
-    /// Random key-pose preset (gentle, walk, turn, violent) or a TOML file of one.
+    /// Random key-pose preset (gentle, walk, turn, violent), the range of motion `rom`, or a TOML file.
     pub preset: Option<String>,
     /// Overrides the preset's seed.
     pub seed: Option<u64>,
