@@ -22,8 +22,13 @@ pub enum FarmFormat {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The job file (TOML) the template runs.
+    /// The job file (TOML) the template runs, or a dataset config (`kind = "dataset"`: one
+    /// task per item, then the manifest).
     pub job: PathBuf,
+    /// A dataset config: the dataset folder the template builds [default: the dataset's name,
+    /// beside the template].
+    #[arg(long)]
+    pub dataset_dir: Option<PathBuf>,
     /// Template format (Open Job Description).
     #[arg(long, value_enum, default_value_t = FarmFormat::Openjd)]
     pub format: FarmFormat,
@@ -49,8 +54,25 @@ pub struct ExportArgs {
     pub memory_gib: u32,
 }
 
+/// Whether `path` is a dataset config (`kind = "dataset"`).
+fn is_dataset(path: &std::path::Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| toml::from_str::<toml::Table>(&t).ok())
+        .is_some_and(|t| t.get("kind").and_then(|k| k.as_str()) == Some("dataset"))
+}
+
 pub fn run(cmd: &FarmCommand) -> Result<()> {
     let FarmCommand::Export(a) = cmd;
+    if is_dataset(&a.job) {
+        return export_dataset(a);
+    }
+    if a.dataset_dir.is_some() {
+        return Err(crate::error::Error::Invalid(format!(
+            "--dataset-dir: {} is a job file, not a dataset config (kind = \"dataset\")",
+            a.job.display()
+        )));
+    }
     let job = Job::load(&a.job)?;
     let job_file = std::path::absolute(&a.job).unwrap_or_else(|_| a.job.clone());
     let out = std::path::absolute(&a.output).unwrap_or_else(|_| a.output.clone());
@@ -67,6 +89,36 @@ pub fn run(cmd: &FarmCommand) -> Result<()> {
     let text = match a.format {
         FarmFormat::Openjd => farm::openjd_template(&job, &opts)?,
     };
+    tress_formats::atomic::write(&a.output, text.as_bytes())
+        .map_err(|e| crate::error::output_error(&a.output, e))?;
+    output_file(&a.output);
+    Ok(())
+}
+
+fn export_dataset(a: &ExportArgs) -> Result<()> {
+    let d = crate::pipeline::dataset::Dataset::load(&a.job)?;
+    let config = std::path::absolute(&a.job).unwrap_or_else(|_| a.job.clone());
+    let out = std::path::absolute(&a.output).unwrap_or_else(|_| a.output.clone());
+    let folder = out.parent().unwrap_or(std::path::Path::new("/")).to_path_buf();
+    let dir = match &a.dataset_dir {
+        Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.clone()),
+        None => folder.join(&d.spec.name),
+    };
+    let opts = farm::TemplateOptions {
+        job_file: config.clone(),
+        job_file_default: farm::relative(&folder, &config),
+        tress: a.tress.clone(),
+        chunks: 1,
+        production: false,
+        cpus: a.cpus,
+        memory_gib: a.memory_gib,
+    };
+    let text = farm::openjd_dataset_template(
+        &d,
+        &farm::relative(&folder, &config),
+        &farm::relative(&folder, &dir),
+        &opts,
+    )?;
     tress_formats::atomic::write(&a.output, text.as_bytes())
         .map_err(|e| crate::error::output_error(&a.output, e))?;
     output_file(&a.output);

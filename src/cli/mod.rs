@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod convert;
+pub mod dataset_cmd;
 pub mod drape_cmd;
 pub mod eval_cmd;
 pub mod farm_cmd;
@@ -90,6 +91,11 @@ pub enum Command {
     Upsample(upsample_cmd::UpsampleArgs),
     /// Errors of a cache against a ground-truth cache (JSON and a markdown table).
     Eval(eval_cmd::EvalArgs),
+    /// Training datasets: grooms × motions simulated for the general model.
+    Dataset {
+        #[command(subcommand)]
+        command: dataset_cmd::DatasetCommand,
+    },
     /// Render-farm job templates.
     Farm {
         #[command(subcommand)]
@@ -166,6 +172,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Run(a) => run_cmd::run_job(&a),
         Command::Upsample(a) => upsample_cmd::run(&a),
         Command::Eval(a) => eval_cmd::run(&a),
+        Command::Dataset { command } => dataset_cmd::run(&command),
         Command::Farm { command } => farm_cmd::run(&command),
         Command::Skinning { command } => skinning_cmd::run(&command),
         Command::Train { command } => train_cmd::run(&command),

@@ -204,6 +204,83 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
     Ok(y)
 }
 
+/// The template of a dataset config ([`super::dataset`]): one task per item (`tress dataset
+/// build CONFIG -o DIR --item NAME`), then the manifest once every item is done (a build of
+/// all items, which finds them built). `Config` and `Output` are PATH parameters whose
+/// defaults are relative to the template's folder, as `JobFile` is.
+pub fn openjd_dataset_template(
+    d: &super::dataset::Dataset,
+    config_default: &Path,
+    output_default: &Path,
+    o: &TemplateOptions,
+) -> Result<String> {
+    let mut vars = env_vars(&o.job_file)?;
+    if let Some(job) = &d.spec.job
+        && !super::job::TABLE.iter().any(|(n, _)| *n == job)
+        && let Ok(p) = crate::presets::keys::expand_env(job, "")
+    {
+        for v in env_vars(&d.dir.join(p))? {
+            if !vars.contains(&v) {
+                vars.push(v);
+            }
+        }
+    }
+    let items = d.items();
+    let mut y = String::new();
+    y.push_str("specificationVersion: 'jobtemplate-2023-09'\n");
+    y.push_str(&format!(
+        "name: {}\n",
+        q(&format!("tress dataset {}", d.spec.name))
+    ));
+    y.push_str("parameterDefinitions:\n");
+    y.push_str(&format!(
+        "- name: Config\n  type: PATH\n  objectType: FILE\n  dataFlow: IN\n  description: 'The dataset config (TOML), as the worker sees it.'\n  default: {}\n",
+        q(&config_default.display().to_string())
+    ));
+    y.push_str(&format!(
+        "- name: Output\n  type: PATH\n  objectType: DIRECTORY\n  dataFlow: OUT\n  description: 'The dataset folder.'\n  default: {}\n",
+        q(&output_default.display().to_string())
+    ));
+    y.push_str(&format!(
+        "- name: Tress\n  type: STRING\n  description: 'The tress executable: a name on the worker PATH or a path.'\n  default: {}\n",
+        q(&o.tress)
+    ));
+    for v in &vars {
+        y.push_str(&format!(
+            "- name: {v}\n  type: STRING\n  description: {}\n",
+            q(&format!("${{{v}}} of the dataset config, as the worker sees it."))
+        ));
+        if let Ok(value) = std::env::var(v) {
+            y.push_str(&format!("  default: {}\n", q(&value)));
+        }
+    }
+    if !vars.is_empty() {
+        y.push_str("jobEnvironments:\n- name: JobVariables\n  variables:\n");
+        for v in &vars {
+            y.push_str(&format!("    {v}: {}\n", q(&format!("{{{{Param.{v}}}}}"))));
+        }
+    }
+    y.push_str("steps:\n- name: 'items'\n");
+    y.push_str("  parameterSpace:\n    taskParameterDefinitions:\n    - name: Item\n      type: STRING\n      range:\n");
+    for i in &items {
+        y.push_str(&format!("      - {}\n", q(&i.name)));
+    }
+    host(&mut y, o);
+    let build = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["dataset", "build", "{{Param.Config}}", "-o", "{{Param.Output}}"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    script(&mut y, &build(&["--item", "{{Task.Param.Item}}"]));
+    y.push_str("- name: 'manifest'\n  dependencies:\n  - dependsOn: 'items'\n");
+    host(&mut y, o);
+    script(&mut y, &build(&[]));
+    Ok(y)
+}
+
 fn host(y: &mut String, o: &TemplateOptions) {
     y.push_str(&format!(
         "  hostRequirements:\n    amounts:\n    - name: amount.worker.vcpu\n      min: {}\n    - name: amount.worker.memory\n      min: {}\n",
