@@ -1,0 +1,359 @@
+//! `tress dataset build`: grooms × motions simulated into a dataset folder with a manifest;
+//! finished items are kept (checked by digest), damaged ones simulated again, killed builds
+//! resume to the same dataset byte for byte, one item at a time for farm tasks, and (with
+//! `openjd` on `TRESS_OPENJD`) the exported template builds the same dataset.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// A dataset config in `dir`: 2 wavy seeds and an edited straight groom × a motion preset
+/// with two seeds and the whole `violent` preset (`frames = "all"`).
+fn write_config(dir: &Path, strands: usize, frames: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let text = format!(
+        r#"kind = "dataset"
+name = "tiny"
+frames = "{frames}"
+strands = {strands}
+points = 10
+
+[[groom]]
+preset = "wavy"
+seeds = [1, 2]
+
+[[groom]]
+preset = "straight"
+name = "short"
+edits = [["length=0.6"]]
+
+[[motion]]
+preset = "gentle"
+seeds = [4, 5]
+
+[[motion]]
+preset = "violent"
+frames = "all"
+"#
+    );
+    let path = dir.join("tiny.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn build(config: &Path, out: &Path, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "dataset",
+        "build",
+        config.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let o = common::tress(&args);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn manifest(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// Item name → (cache digest, bytes), from the manifest.
+fn digests(out: &Path) -> BTreeMap<String, (String, u64)> {
+    manifest(out)["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["name"].as_str().unwrap().to_string(),
+                (
+                    i["sha256"].as_str().unwrap().to_string(),
+                    i["bytes"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+fn sha256(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn builds_lists_and_keeps_what_is_finished() {
+    let dir = common::temp_dir("dataset-build");
+    let config = write_config(&dir, 40, "1-6");
+    let out = dir.join("set");
+    let r = build(&config, &out, &[]);
+    // 3 grooms × 3 motions.
+    assert_eq!(
+        (r["items"].as_u64(), r["ran"].as_u64()),
+        (Some(9), Some(9)),
+        "{r}"
+    );
+    let m = manifest(&out);
+    assert_eq!(m["format"], "tress-dataset");
+    let items = m["items"].as_array().unwrap();
+    let names: Vec<&str> = items.iter().map(|i| i["name"].as_str().unwrap()).collect();
+    for want in ["wavy-s1--gentle-s4", "wavy-s2--violent", "short-s1--gentle-s5"] {
+        assert!(names.contains(&want), "{names:?}");
+    }
+    for i in items {
+        // The manifest's digest is the file's, and the cache holds what the config asked.
+        let cache = out.join(i["cache"].as_str().unwrap());
+        assert_eq!(sha256(&cache), i["sha256"].as_str().unwrap());
+        assert_eq!(
+            std::fs::metadata(&cache).unwrap().len(),
+            i["bytes"].as_u64().unwrap()
+        );
+        assert_eq!(i["strands"], 40);
+        assert_eq!(i["points"], 400);
+        let info = common::tress_ok(&["inspect", cache.to_str().unwrap(), "--json"]);
+        let info: Value = serde_json::from_slice(&info.stdout).unwrap();
+        let frames = info["frame_count"].as_u64().unwrap() as i64;
+        assert_eq!(
+            frames,
+            i["last"].as_i64().unwrap() - i["first"].as_i64().unwrap() + 1
+        );
+        if i["name"].as_str().unwrap().ends_with("violent") {
+            // The whole motion: the violent preset lasts 1.1 s, 27 frames at 24 fps.
+            assert!((26..=28).contains(&frames), "{frames} frames of violent");
+        } else {
+            assert_eq!(frames, 6);
+        }
+    }
+    // Seeds and edits make different grooms and motions.
+    let d = digests(&out);
+    assert_ne!(d["wavy-s1--gentle-s4"], d["wavy-s2--gentle-s4"]);
+    assert_ne!(d["wavy-s1--gentle-s4"], d["wavy-s1--gentle-s5"]);
+
+    // Listed as built; built again: nothing simulated, the same manifest.
+    let l = common::tress_ok(&[
+        "dataset",
+        "list",
+        config.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    let l: Value = serde_json::from_slice(&l.stdout).unwrap();
+    assert!(l.as_array().unwrap().iter().all(|i| i["built"] == true), "{l}");
+    let r = build(&config, &out, &[]);
+    assert_eq!(
+        (r["ran"].as_u64(), r["cached"].as_u64()),
+        (Some(0), Some(9)),
+        "{r}"
+    );
+    assert_eq!(digests(&out), d);
+
+    // A damaged cache is found by its digest and simulated again, to the same bytes; a lost
+    // item.json comes back without simulating.
+    let damaged = out.join("items/wavy-s2--violent/gt.tcache");
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x40;
+    std::fs::write(&damaged, bytes).unwrap();
+    std::fs::remove_file(out.join("items/short-s1--gentle-s4/item.json")).unwrap();
+    std::fs::remove_file(out.join("manifest.json")).unwrap();
+    let o = common::tress(&[
+        "dataset",
+        "build",
+        config.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let log = common::stderr(&o);
+    assert!(log.contains("changed since it was recorded"), "{log}");
+    assert!(log.contains("1 simulated, 8 already built"), "{log}");
+    assert!(out.join("items/short-s1--gentle-s4/item.json").is_file());
+    assert_eq!(digests(&out), d);
+
+    // One item alone (a farm task): built, no manifest; an unknown item lists the items.
+    let one = dir.join("one");
+    let r = build(&config, &one, &["--item", "short-s1--violent"]);
+    assert_eq!(r["ran"], 1);
+    assert!(r["manifest"].is_null() && !one.join("manifest.json").exists());
+    let item: Value = serde_json::from_str(
+        &std::fs::read_to_string(one.join("items/short-s1--violent/item.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(item["sha256"].as_str().unwrap(), d["short-s1--violent"].0);
+    let o = common::tress(&[
+        "dataset",
+        "build",
+        config.to_str().unwrap(),
+        "-o",
+        one.to_str().unwrap(),
+        "--item",
+        "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        common::stderr(&o).contains("wavy-s1--gentle-s4"),
+        "{}",
+        common::stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Builds killed (SIGKILL) at random moments and run again end with the dataset of an
+/// uninterrupted build, byte for byte.
+#[test]
+fn killed_builds_resume_to_the_same_dataset() {
+    let dir = common::temp_dir("dataset-kill");
+    let config = write_config(&dir, 150, "1-24");
+    let whole = dir.join("whole");
+    let t = Instant::now();
+    build(&config, &whole, &[]);
+    let duration = t.elapsed();
+    let want = digests(&whole);
+    let out = dir.join("killed");
+    let mut rng = common::Rng(0x5eed_da7a);
+    let mut kills = 0;
+    for _ in 0..40 {
+        if kills == 6 {
+            break;
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tress"))
+            .args([
+                "dataset",
+                "build",
+                config.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let at = duration.mul_f64((rng.next() % 1000) as f64 / 1000.0);
+        std::thread::sleep(at);
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            kills += 1;
+        }
+        child.wait().unwrap();
+        if out.join("manifest.json").exists() {
+            // The whole build finished before the kill: start again from nothing.
+            std::fs::remove_dir_all(&out).unwrap();
+        }
+    }
+    assert!(kills >= 3, "only {kills} kills landed in {duration:?}");
+    build(&config, &out, &[]);
+    assert_eq!(digests(&out), want);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn config_mistakes_name_the_file_and_key() {
+    let dir = common::temp_dir("dataset-config");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        ("name = 'x'\n[[groom]]\npreset = 'wavy'\n", "kind"),
+        (
+            "kind = 'job'\nname = 'x'\n[[groom]]\npreset = 'wavy'\n",
+            "kind = \"dataset\"",
+        ),
+        ("kind = 'dataset'\nname = 'x'\ngroom = []\n", "[[groom]]"),
+        (
+            "kind = 'dataset'\nname = 'x'\n[[groom]]\npreset = 'wavy'\nfile = 'a.ply'\n",
+            "groom 1",
+        ),
+        (
+            "kind = 'dataset'\nname = 'x'\n[[groom]]\npreset = 'wavy'\nsed = [1]\n",
+            "sed",
+        ),
+        (
+            "kind = 'dataset'\nname = 'x'\n[[groom]]\npreset = 'wavy'\n[[motion]]\npreset = 'gentel'\n",
+            "gentle",
+        ),
+        (
+            "kind = 'dataset'\nname = 'x'\n[[groom]]\npreset = 'wavy'\n[[groom]]\npreset = 'wavy'\n",
+            "two items",
+        ),
+        (
+            "kind = 'dataset'\nname = 'x'\nframes = '9-1'\n[[groom]]\npreset = 'wavy'\n",
+            "frames",
+        ),
+    ];
+    for (k, (text, want)) in cases.iter().enumerate() {
+        let f = dir.join(format!("bad{k}.toml"));
+        std::fs::write(&f, text).unwrap();
+        let o = common::tress(&[
+            "dataset",
+            "build",
+            f.to_str().unwrap(),
+            "-o",
+            dir.join("o").to_str().unwrap(),
+        ]);
+        let e = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{text}: {e}");
+        assert!(
+            e.contains(&format!("bad{k}.toml")) && e.contains(want),
+            "{text}: {e}"
+        );
+        assert!(!dir.join("o").exists(), "{text}: wrote output");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The exported template, run by the Open Job Description CLI from another folder, builds the
+/// dataset a direct build makes.
+#[test]
+#[ignore = "needs the Open Job Description CLI (TRESS_OPENJD); run with --include-ignored, as .ci/run does"]
+fn openjd_builds_the_dataset_one_task_per_item() {
+    let openjd = common::tool_from_env(
+        "openjd_builds_the_dataset_one_task_per_item",
+        "TRESS_OPENJD",
+        "the Open Job Description CLI",
+    );
+    let dir = common::temp_dir("dataset-openjd");
+    let config = write_config(&dir, 40, "1-6");
+    let direct = dir.join("direct");
+    build(&config, &direct, &[]);
+    let template = dir.join("dataset.yaml");
+    common::tress_ok(&[
+        "farm",
+        "export",
+        config.to_str().unwrap(),
+        "-o",
+        template.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&template).unwrap();
+    let tasks = text.lines().filter(|l| l.starts_with("      - '")).count();
+    assert_eq!(tasks, 9, "one task per item: {text}");
+    let cwd = dir.join("elsewhere");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let o = Command::new(&openjd)
+        .current_dir(&cwd)
+        .arg("run")
+        .arg(&template)
+        .args(["--step", "manifest", "--run-dependencies"])
+        .arg("-p")
+        .arg(format!("Tress={}", env!("CARGO_BIN_EXE_tress")))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "openjd run: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The default dataset folder: the dataset's name beside the template.
+    assert_eq!(digests(&dir.join("tiny")), digests(&direct));
+    std::fs::remove_dir_all(&dir).ok();
+}
