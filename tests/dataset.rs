@@ -357,3 +357,108 @@ fn openjd_builds_the_dataset_one_task_per_item() {
     assert_eq!(digests(&dir.join("tiny")), digests(&direct));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Training streamed from a dataset's caches (a batch read at a time) gives the weights of
+/// training on the same items held in memory, for the same seed; two items make two segments
+/// whose batches never straddle them.
+#[test]
+fn training_streamed_from_items_equals_training_on_them_in_memory() {
+    use burn::backend::{Autodiff, Flex, flex::FlexDevice};
+    use tress::guides::training::HeadFrames;
+    use tress::neural::data::{FrameSet, GridFrames, StreamedFrames};
+    use tress::neural::grid::{GridSpec, UvGrid};
+    use tress::neural::interp::train::{NetOptions, TrainOptions, net_to_bytes, train};
+    use tress::neural::interp::{InterpConfig, carry::Blend};
+
+    let dir = common::temp_dir("dataset-stream");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("two.toml");
+    std::fs::write(
+        &config,
+        "kind = 'dataset'\nname = 'two'\nframes = '1-9'\nstrands = 80\npoints = 8\n\
+         [[groom]]\npreset = 'wavy'\n[[motion]]\npreset = 'gentle'\nseeds = [4, 5]\n",
+    )
+    .unwrap();
+    let out = dir.join("set");
+    build(&config, &out, &[]);
+    let m = tress::pipeline::dataset::read_manifest(&out).unwrap();
+    assert_eq!(m.items.len(), 2);
+    let cfg = InterpConfig {
+        grid: GridSpec {
+            n: 8,
+            stride: 2,
+            points: 8,
+        },
+        net: NetOptions {
+            guide_channels: 8,
+            slope: 0.2,
+            blend: Blend::Positions,
+        },
+        train: TrainOptions {
+            steps: 8,
+            batch: 3,
+            lr: 3e-3,
+            seed: 11,
+            snap_ramp: 0.0,
+            validate_every: 4,
+            checkpoint_every: 100,
+            validation: 0.0,
+            max_minutes: None,
+        },
+        loss: tress::neural::interp::loss::LossWeights::data_only(),
+        displace: None,
+    };
+    let open = |i: &tress::pipeline::dataset::ItemRecord| {
+        let groom = common::read_groom(&out.join(&i.rest));
+        let grid = UvGrid::new(&groom, cfg.grid).unwrap();
+        (grid, HeadFrames::open(&out.join(&i.cache), &groom).unwrap())
+    };
+    let streamed = StreamedFrames::new(m.items.iter().map(open).collect());
+    assert_eq!(streamed.segments(), vec![9, 9]);
+    let in_memory: Vec<GridFrames> = streamed.load_all().unwrap();
+    let val = vec![in_memory[1].clone()];
+    let dev = FlexDevice;
+    let mut seen = Vec::new();
+    let a = train::<Autodiff<Flex>>(&cfg, &streamed, &val, &dev, None, &mut |r| {
+        seen.push(r.total);
+        true
+    })
+    .unwrap();
+    let b = train::<Autodiff<Flex>>(&cfg, &in_memory, &val, &dev, None, &mut |_| true).unwrap();
+    assert_eq!(net_to_bytes(&a.net), net_to_bytes(&b.net));
+    assert_eq!(a.progress.history, b.progress.history);
+    // A step's frames come from one item: a window of a segment is that item's frames.
+    let (w, at) = streamed.window(1, 6, 3).unwrap();
+    assert_eq!(w.frames[at..at + 3], in_memory[1].frames[6..9]);
+    assert!(seen.iter().all(|l| l.is_finite()) && seen.len() == 8);
+
+    // The command line: a held-out groom that is not in the dataset is named with the list.
+    let o = common::tress(&[
+        "train",
+        "interp",
+        "--dataset",
+        out.to_str().unwrap(),
+        "--hold-out-groom",
+        "curly",
+        "-o",
+        dir.join("m.tnn").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(common::stderr(&o).contains("wavy-s1"), "{}", common::stderr(&o));
+    // One groom cannot be held out and trained on at once.
+    let o = common::tress(&[
+        "train",
+        "interp",
+        "--dataset",
+        out.to_str().unwrap(),
+        "-o",
+        dir.join("m.tnn").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        common::stderr(&o).contains("at least two grooms"),
+        "{}",
+        common::stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

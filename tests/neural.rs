@@ -99,10 +99,17 @@ fn training_lowers_the_loss_with(blend: Blend) {
         &dev,
     );
     let mut losses = Vec::new();
-    let out = train::<T>(&cfg, &tr, &va, &dev, None, &mut |r: &StepReport| {
-        losses.push(r.total);
-        true
-    })
+    let out = train::<T>(
+        &cfg,
+        &tr,
+        std::slice::from_ref(&va),
+        &dev,
+        None,
+        &mut |r: &StepReport| {
+            losses.push(r.total);
+            true
+        },
+    )
     .unwrap();
     let (_, best) = out.progress.best.unwrap();
     let head: f32 = losses[..5].iter().sum::<f32>() / 5.0;
@@ -163,17 +170,41 @@ fn a_resumed_run_equals_an_uninterrupted_one_and_models_round_trip() {
     let dir = std::env::temp_dir().join(format!("tress-neural-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (a_ck, b_ck) = (dir.join("a.ckpt"), dir.join("b.ckpt"));
-    let a = train::<T>(&cfg, &tr, &va, &dev, Some((&a_ck, false)), &mut |_| true).unwrap();
+    let a = train::<T>(
+        &cfg,
+        &tr,
+        std::slice::from_ref(&va),
+        &dev,
+        Some((&a_ck, false)),
+        &mut |_| true,
+    )
+    .unwrap();
     // Interrupted after step 6 (between checkpoints), then resumed.
-    let b1 = train::<T>(&cfg, &tr, &va, &dev, Some((&b_ck, false)), &mut |r| r.step < 6).unwrap();
+    let b1 = train::<T>(
+        &cfg,
+        &tr,
+        std::slice::from_ref(&va),
+        &dev,
+        Some((&b_ck, false)),
+        &mut |r| r.step < 6,
+    )
+    .unwrap();
     assert!(b1.stopped_early);
     assert_eq!(b1.progress.step, 6);
-    let b = train::<T>(&cfg, &tr, &va, &dev, Some((&b_ck, true)), &mut |_| true).unwrap();
+    let b = train::<T>(
+        &cfg,
+        &tr,
+        std::slice::from_ref(&va),
+        &dev,
+        Some((&b_ck, true)),
+        &mut |_| true,
+    )
+    .unwrap();
     assert_eq!(b.progress.step, 10);
     assert_eq!(net_to_bytes(&a.net), net_to_bytes(&b.net));
     assert_eq!(a.progress.history, b.progress.history);
     // The same training again gives the same bytes (seeded, ids numbered in order).
-    let a2 = train::<T>(&cfg, &tr, &va, &dev, None, &mut |_| true).unwrap();
+    let a2 = train::<T>(&cfg, &tr, std::slice::from_ref(&va), &dev, None, &mut |_| true).unwrap();
     assert_eq!(net_to_bytes(&a.net), net_to_bytes(&a2.net));
 
     // Model file round trip: same outputs through the seam.

@@ -282,7 +282,7 @@ fn train_ms<AB: AutodiffBackend>(
 ) -> Result<(f64, f64, usize)> {
     let mut times = Vec::new();
     let mut last = Instant::now();
-    train::<AB>(cfg, data, val, dev, None, &mut |_| {
+    train::<AB>(cfg, data, std::slice::from_ref(val), dev, None, &mut |_| {
         times.push(last.elapsed().as_secs_f64() * 1e3);
         last = Instant::now();
         true

@@ -11,7 +11,7 @@ use super::report::output_file;
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, read_groom};
 use crate::guides::training::HeadFrames;
-use crate::neural::data::GridFrames;
+use crate::neural::data::{FrameSet, GridFrames, StreamedFrames};
 use crate::neural::device::DeviceKind;
 use crate::neural::drape::config::DrapeTrainConfig;
 use crate::neural::drape::network::DrapeModel;
@@ -76,15 +76,36 @@ pub struct InterpArgs {
     pub config: String,
     /// The training frames: a cache of the whole groom simulated in full (.tcache, .abc, PLY
     /// sequence), e.g. from `tress simulate`.
-    #[arg(long, value_name = "CACHE")]
-    pub gt: PathBuf,
+    #[arg(
+        long,
+        value_name = "CACHE",
+        required_unless_present = "dataset",
+        requires = "groom"
+    )]
+    pub gt: Option<PathBuf>,
     /// Validation frames (another motion of the same groom); without it the last frames of
     /// --gt are held out (`train.validation` of the config).
-    #[arg(long, value_name = "CACHE")]
+    #[arg(long, value_name = "CACHE", requires = "gt")]
     pub val: Option<PathBuf>,
     /// The groom at rest in the head's frame, the same strands as the caches.
-    #[arg(long)]
-    pub groom: PathBuf,
+    #[arg(long, requires = "gt")]
+    pub groom: Option<PathBuf>,
+    /// Train on a dataset folder (`tress dataset build`): many grooms and motions, read from
+    /// their caches batch by batch. Validation is on the items whose groom and motion are both
+    /// held out; items with only one of them held out are not used.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["gt", "val", "groom"])]
+    pub dataset: Option<PathBuf>,
+    /// A dataset's groom held out for validation (the groom part of item names, e.g.
+    /// `wavy-s2`); repeat for more [default: the dataset's last groom].
+    #[arg(long, value_name = "GROOM", requires = "dataset")]
+    pub hold_out_groom: Vec<String>,
+    /// A dataset's motion held out for validation (the motion part of item names, e.g.
+    /// `rom-s5`); repeat for more [default: the dataset's last motion].
+    #[arg(long, value_name = "MOTION", requires = "dataset")]
+    pub hold_out_motion: Vec<String>,
+    /// Frames of each validation item scored at each validation (evenly spaced).
+    #[arg(long, default_value_t = 48, requires = "dataset")]
+    pub validation_frames: usize,
     #[command(flatten)]
     pub space: super::InputSpace,
     /// Override the config's number of steps.
@@ -144,27 +165,40 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
     if let Some(s) = a.steps {
         cfg.train.steps = s;
     }
-    let groom = training_groom(&a.groom, &a.space)?;
-    let grid = UvGrid::new(&groom, cfg.grid)?;
     let quiet = a.out.json;
     let say = |m: &str| {
         if !quiet {
             eprintln!("{m}");
         }
     };
+    let data = match (&a.dataset, &a.gt, &a.groom) {
+        (Some(dir), _, _) => dataset_frames(a, dir, &cfg)?,
+        (None, Some(gt), Some(groom_file)) => {
+            let groom = training_groom(groom_file, &a.space)?;
+            let grid = UvGrid::new(&groom, cfg.grid)?;
+            say(&format!(
+                "grid      {0}×{0} cells × {1} particles, {2:.0} % near a root; {3} guides ({4}×{4} lattice)",
+                cfg.grid.n,
+                cfg.grid.points,
+                100.0 * grid.occupancy(),
+                grid.guide_strands().len(),
+                cfg.grid.guides_per_side()
+            ));
+            let (t, v) = training_frames(&groom, grid, gt, a.val.as_deref(), &cfg)?;
+            TrainingData {
+                train: Box::new(t),
+                val: vec![v],
+                about: json!({"gt": gt, "val": a.val}),
+            }
+        }
+        _ => return Err(Error::Invalid("give --gt and --groom, or --dataset".into())),
+    };
+    let (train_frames, val_frames) = (
+        data.train.segments().iter().sum::<usize>(),
+        data.val.iter().map(GridFrames::len).sum::<usize>(),
+    );
     say(&format!(
-        "grid      {0}×{0} cells × {1} particles, {2:.0} % near a root; {3} guides ({4}×{4} lattice)",
-        cfg.grid.n,
-        cfg.grid.points,
-        100.0 * grid.occupancy(),
-        grid.guide_strands().len(),
-        cfg.grid.guides_per_side()
-    ));
-    let (train_set, val_set) = training_frames(&groom, grid, &a.gt, a.val.as_deref(), &cfg)?;
-    say(&format!(
-        "data      {} training frames, {} validation frames",
-        train_set.len(),
-        val_set.len()
+        "data      {train_frames} training frames, {val_frames} validation frames"
     ));
     let ckpt = checkpoint_path(&a.out.output, a.out.resume)?;
     let mut report = |r: &StepReport| {
@@ -190,8 +224,8 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
     };
     let trained = a.device.run(Training {
         cfg: &cfg,
-        train: &train_set,
-        val: &val_set,
+        train: data.train.as_ref(),
+        val: &data.val,
         checkpoint: Some((&ckpt, a.out.resume)),
         score_untrained: true,
         report: &mut report,
@@ -201,10 +235,9 @@ fn run_interp(a: &InterpArgs) -> Result<()> {
     let summary = trained.progress.summary(
         trained.seconds,
         json!({
-            "frames": train_set.len(),
-            "validation_frames": val_set.len(),
-            "gt": a.gt,
-            "val": a.val,
+            "frames": train_frames,
+            "validation_frames": val_frames,
+            "data": data.about,
             "untrained_validation": before,
             "stopped_early": trained.stopped_early,
             "device": a.device,
@@ -329,6 +362,99 @@ fn training_groom(path: &std::path::Path, space: &super::InputSpace) -> Result<c
     }
     .apply(&mut groom);
     Ok(groom)
+}
+
+/// What W_θ trains and validates on, and a description for the model's summary.
+struct TrainingData {
+    train: Box<dyn FrameSet>,
+    val: Vec<GridFrames>,
+    about: serde_json::Value,
+}
+
+/// A dataset's training items streamed from their caches, and its validation items' frames
+/// (`--validation-frames` of each, evenly spaced) in memory.
+fn dataset_frames(a: &InterpArgs, dir: &std::path::Path, cfg: &InterpConfig) -> Result<TrainingData> {
+    use crate::pipeline::dataset::{read_manifest, split_name};
+    let m = read_manifest(dir)?;
+    let (grooms, motions) = m.parts();
+    let pick = |given: &[String], all: &[String], what: &str| -> Result<Vec<String>> {
+        if given.is_empty() {
+            return Ok(all.last().cloned().into_iter().collect());
+        }
+        for g in given {
+            if !all.contains(g) {
+                return Err(Error::Invalid(format!(
+                    "{}: no {what} {g:?} in the dataset (its {what}s: {})",
+                    dir.display(),
+                    all.join(", ")
+                )));
+            }
+        }
+        Ok(given.to_vec())
+    };
+    let held_g = pick(&a.hold_out_groom, &grooms, "groom")?;
+    let held_m = pick(&a.hold_out_motion, &motions, "motion")?;
+    let (mut train, mut val) = (Vec::new(), Vec::new());
+    for item in &m.items {
+        let (g, mo) = split_name(&item.item.name);
+        match (held_g.contains(&g), held_m.contains(&mo)) {
+            (false, false) => train.push(item),
+            (true, true) => val.push(item),
+            _ => {}
+        }
+    }
+    if train.is_empty() || val.is_empty() {
+        return Err(Error::Invalid(format!(
+            "{}: holding out grooms {held_g:?} and motions {held_m:?} leaves {} training and {} validation items; a dataset needs at least two grooms and two motions",
+            dir.display(),
+            train.len(),
+            val.len()
+        )));
+    }
+    let open = |item: &crate::pipeline::dataset::ItemRecord| -> Result<(UvGrid, HeadFrames)> {
+        let groom = training_groom(&dir.join(&item.rest), &a.space)?;
+        let grid = UvGrid::new(&groom, cfg.grid)?;
+        Ok((grid, HeadFrames::open(&dir.join(&item.cache), &groom)?))
+    };
+    let streamed = StreamedFrames::new(train.iter().map(|i| open(i)).collect::<Result<_>>()?);
+    let mut val_sets = Vec::new();
+    for item in &val {
+        let (grid, mut cache) = open(item)?;
+        let n = cache.len();
+        let k = a.validation_frames.clamp(1, n);
+        let mut set = GridFrames::new(grid);
+        for j in 0..k {
+            let (points, _) = cache.frame(j * n / k)?;
+            set.push(&points);
+        }
+        val_sets.push(set);
+    }
+    if !a.out.json {
+        eprintln!(
+            "dataset   {}: training on {} items ({} grooms × {} motions), validating on {} (grooms {}, motions {})",
+            m.name,
+            train.len(),
+            grooms.len() - held_g.len(),
+            motions.len() - held_m.len(),
+            val.len(),
+            held_g.join(", "),
+            held_m.join(", ")
+        );
+    }
+    let names = |v: &[&crate::pipeline::dataset::ItemRecord]| -> Vec<String> {
+        v.iter().map(|i| i.item.name.clone()).collect()
+    };
+    Ok(TrainingData {
+        train: Box::new(streamed),
+        val: val_sets,
+        about: json!({
+            "dataset": dir,
+            "dataset_name": m.name,
+            "training_items": names(&train),
+            "validation_items": names(&val),
+            "validation_frames_per_item": a.validation_frames,
+        }),
+    })
 }
 
 /// Training and validation frames on the grid: `val`'s frames when given, else the held-out

@@ -19,6 +19,9 @@ use super::track::HeadTrack;
 use crate::error::{Error, Result};
 use crate::presets;
 
+/// A phase as played: its name, start and end (s).
+pub type PhaseSpan = (String, f64, f64);
+
 /// A library of phases played one after the other.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -45,7 +48,7 @@ impl RomMotion {
     }
 
     /// The whole track, and each phase's (name, start, end) in seconds.
-    pub fn track_with_phases(&self) -> Result<(HeadTrack, Vec<(String, f64, f64)>)> {
+    pub fn track_with_phases(&self) -> Result<(HeadTrack, Vec<PhaseSpan>)> {
         if self.phases.is_empty() {
             return Err(Error::Invalid(
                 "motion: a range of motion needs at least one [[phase]]".into(),

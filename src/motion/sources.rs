@@ -119,7 +119,7 @@ pub struct TrackReport {
     /// Largest deviation of the sampled transforms' scale from 1 (scale is dropped).
     pub scale_deviation: f64,
     /// A range of motion's phases: name, start and end (s).
-    pub phases: Vec<(String, f64, f64)>,
+    pub phases: Vec<super::rom::PhaseSpan>,
 }
 
 /// Imath (row-major, row vectors) to glam (column vectors).

@@ -16,6 +16,7 @@ use crate::guides::training::HeadFrames;
 use crate::neural::interp::carry::{Blend, candidates};
 
 /// Frames of one groom's simulation on its grid.
+#[derive(Clone)]
 pub struct GridFrames {
     pub grid: UvGrid,
     /// Rest, network units, [n, n, w] particles.
@@ -98,6 +99,105 @@ impl GridFrames {
 
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
+    }
+}
+
+/// Training frames in segments of consecutive frames (one simulation each, of one groom on its
+/// own grid): a training batch takes consecutive frames of one segment, never two. One groom's
+/// frames in memory are one segment; a dataset is one segment per item, in memory
+/// (`Vec<GridFrames>`) or read from its caches batch by batch ([`StreamedFrames`]), and both
+/// give the same batches.
+pub trait FrameSet {
+    /// Frames in each segment.
+    fn segments(&self) -> Vec<usize>;
+    /// Frames `first..first + count` of segment `seg`: grid frames holding them, and the index
+    /// of `first` in them.
+    fn window(
+        &self,
+        seg: usize,
+        first: usize,
+        count: usize,
+    ) -> Result<(std::borrow::Cow<'_, GridFrames>, usize)>;
+}
+
+impl FrameSet for GridFrames {
+    fn segments(&self) -> Vec<usize> {
+        vec![self.len()]
+    }
+    fn window(&self, _: usize, first: usize, _: usize) -> Result<(std::borrow::Cow<'_, GridFrames>, usize)> {
+        Ok((std::borrow::Cow::Borrowed(self), first))
+    }
+}
+
+impl FrameSet for Vec<GridFrames> {
+    fn segments(&self) -> Vec<usize> {
+        self.iter().map(GridFrames::len).collect()
+    }
+    fn window(
+        &self,
+        seg: usize,
+        first: usize,
+        _: usize,
+    ) -> Result<(std::borrow::Cow<'_, GridFrames>, usize)> {
+        Ok((std::borrow::Cow::Borrowed(&self[seg]), first))
+    }
+}
+
+/// One simulation read from its cache a window at a time.
+struct Streamed {
+    /// The grid and rest, no frames.
+    base: GridFrames,
+    cache: std::sync::Mutex<HeadFrames>,
+    len: usize,
+}
+
+/// Segments read from their caches as batches need them: memory holds one batch, not the
+/// dataset.
+pub struct StreamedFrames {
+    items: Vec<Streamed>,
+}
+
+impl StreamedFrames {
+    /// Segments of `(grid, cache)` pairs, each cache opened on its own groom's grid.
+    pub fn new(items: Vec<(UvGrid, HeadFrames)>) -> StreamedFrames {
+        StreamedFrames {
+            items: items
+                .into_iter()
+                .map(|(grid, cache)| Streamed {
+                    len: cache.len(),
+                    base: GridFrames::new(grid),
+                    cache: std::sync::Mutex::new(cache),
+                })
+                .collect(),
+        }
+    }
+
+    /// The segments in memory (for tests and small datasets).
+    pub fn load_all(&self) -> Result<Vec<GridFrames>> {
+        (0..self.items.len())
+            .map(|s| Ok(self.window(s, 0, self.items[s].len)?.0.into_owned()))
+            .collect()
+    }
+}
+
+impl FrameSet for StreamedFrames {
+    fn segments(&self) -> Vec<usize> {
+        self.items.iter().map(|i| i.len).collect()
+    }
+    fn window(
+        &self,
+        seg: usize,
+        first: usize,
+        count: usize,
+    ) -> Result<(std::borrow::Cow<'_, GridFrames>, usize)> {
+        let item = &self.items[seg];
+        let mut cache = item.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = item.base.clone();
+        for i in first..first + count {
+            let (points, _) = cache.frame(i)?;
+            out.push(&points);
+        }
+        Ok((std::borrow::Cow::Owned(out), 0))
     }
 }
 

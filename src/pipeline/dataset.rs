@@ -156,6 +156,8 @@ pub struct ItemRecord {
     pub points: u64,
     /// The ground-truth cache, relative to the dataset folder.
     pub cache: String,
+    /// The groom at rest (the cache's strands), relative to the dataset folder.
+    pub rest: String,
     pub bytes: u64,
     pub sha256: String,
     /// Seconds the simulation took when it ran.
@@ -611,10 +613,9 @@ fn item_record(item: &Item, job: &Job, out: &Path) -> Result<ItemRecord> {
     let f = r.output(simulate::GT.path)?;
     let cache_path = job.output.join(&f.path);
     let cache = tress_formats::tcache::TcacheReader::open(&cache_path)?;
-    let rel = super::farm::relative(
-        &std::path::absolute(out).unwrap_or(out.to_path_buf()),
-        &cache_path,
-    );
+    let root = std::path::absolute(out).unwrap_or(out.to_path_buf());
+    let rel = super::farm::relative(&root, &cache_path);
+    let rest = super::farm::relative(&root, &job.output.join(prepare::GROOM.path));
     Ok(ItemRecord {
         item: item.clone(),
         first: job.first,
@@ -623,6 +624,7 @@ fn item_record(item: &Item, job: &Job, out: &Path) -> Result<ItemRecord> {
         strands: cache.header.rest.strand_count() as u64,
         points: cache.header.rest.point_count() as u64,
         cache: rel.display().to_string(),
+        rest: rest.display().to_string(),
         bytes: f.bytes,
         sha256: f.sha256.clone(),
         seconds: r.seconds,
@@ -651,4 +653,30 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
         )));
     }
     Ok(m)
+}
+
+impl Manifest {
+    /// The item names' groom and motion parts (`<groom>--<motion>`), each in order of first
+    /// appearance.
+    pub fn parts(&self) -> (Vec<String>, Vec<String>) {
+        let (mut g, mut m) = (Vec::new(), Vec::new());
+        for i in &self.items {
+            let (a, b) = split_name(&i.item.name);
+            if !g.contains(&a) {
+                g.push(a);
+            }
+            if !m.contains(&b) {
+                m.push(b);
+            }
+        }
+        (g, m)
+    }
+}
+
+/// An item name's groom and motion parts.
+pub fn split_name(name: &str) -> (String, String) {
+    match name.split_once("--") {
+        Some((g, m)) => (g.to_string(), m.to_string()),
+        None => (name.to_string(), String::new()),
+    }
 }

@@ -20,7 +20,7 @@ use super::carry::Blend;
 use super::loss::{LossWeights, loss};
 use super::model::{WeightNet, WeightNetConfig, interpolate};
 use crate::error::{Error, Result};
-use crate::neural::data::{GridFrames, channels_first};
+use crate::neural::data::{FrameSet, GridFrames, channels_first};
 use crate::neural::file::{NeuralFile, Rec, module_from_bytes, module_to_bytes, seeded_init};
 use crate::neural::grid::{GridSpec, UNIT_CM};
 use crate::neural::train_loop::{Schedule, Standing, Steps};
@@ -175,8 +175,46 @@ pub fn validate<B: Backend>(
     blend: Blend,
     dev: &B::Device,
 ) -> Validation {
+    validate_all(net, std::slice::from_ref(data), batch, blend, dev)
+}
+
+/// Scores `net` on every frame of every set of `sets` (grooms on their own grids): the RMSE and
+/// length error over all their particles and frames.
+pub fn validate_all<B: Backend>(
+    net: &WeightNet<B>,
+    sets: &[GridFrames],
+    batch: usize,
+    blend: Blend,
+    dev: &B::Device,
+) -> Validation {
+    let (mut se, mut se_u, mut len, mut denom, mut len_denom) = (0f64, 0f64, 0f64, 0f64, 0f64);
+    for data in sets {
+        let [a, b, c, d] = sums(net, data, batch, blend, dev);
+        se += a;
+        se_u += b;
+        len += c;
+        let cells = data.grid.occupied.iter().filter(|&&o| o).count().max(1) as f64;
+        denom += cells * data.grid.spec.points as f64 * d;
+        len_denom += cells * d;
+    }
+    let denom = denom.max(1e-30);
+    Validation {
+        rmse_cm: (se / denom).sqrt() * UNIT_CM as f64,
+        uniform_rmse_cm: (se_u / denom).sqrt() * UNIT_CM as f64,
+        length_error: len / len_denom.max(1e-30),
+    }
+}
+
+/// One set's squared errors (network, uniform weights), relative length changes (per strand,
+/// summed over cells and frames) and frame count.
+fn sums<B: Backend>(
+    net: &WeightNet<B>,
+    data: &GridFrames,
+    batch: usize,
+    blend: Blend,
+    dev: &B::Device,
+) -> [f64; 4] {
     let n = data.grid.spec.n;
-    let cells = data.grid.occupied.iter().filter(|&&o| o).count().max(1) as f64;
     let w = data.grid.spec.points as f64;
     let (mut se, mut se_u, mut len, mut count) = (0f64, 0f64, 0f64, 0usize);
     let mut first = 0;
@@ -214,12 +252,7 @@ pub fn validate<B: Backend>(
         count += b;
         first += b;
     }
-    let denom = cells * w * count as f64;
-    Validation {
-        rmse_cm: (se / denom).sqrt() * UNIT_CM as f64,
-        uniform_rmse_cm: (se_u / denom).sqrt() * UNIT_CM as f64,
-        length_error: len / (cells * count as f64),
-    }
+    [se, se_u, len, count as f64]
 }
 
 /// Where a training run stands (saved in checkpoints): steps, best validation, the loss of
@@ -252,8 +285,10 @@ type WOptimizer<B> = OptimizerAdaptor<Adam, WeightNet<B>, B>;
 /// W_θ's training state between steps ([`crate::neural::train_loop`]).
 struct WTraining<'a, B: AutodiffBackend> {
     cfg: &'a InterpConfig,
-    train: &'a GridFrames,
-    val: &'a GridFrames,
+    train: &'a dyn FrameSet,
+    /// Where a step may start: (segment, valid first frames) of every segment.
+    starts: Vec<usize>,
+    val: &'a [GridFrames],
     dev: &'a B::Device,
     /// Taken while a step updates it.
     net: Option<WeightNet<B>>,
@@ -279,8 +314,9 @@ impl<B: AutodiffBackend> Steps for WTraining<'_, B> {
         &mut self.progress
     }
 
-    /// Adam on one batch of `train.batch` consecutive frames of one random crop, the snap
-    /// term ramped in over the first `snap_ramp` of the steps.
+    /// Adam on one batch of `train.batch` consecutive frames of one random crop (of one
+    /// segment, every valid start equally likely), the snap term ramped in over the first
+    /// `snap_ramp` of the steps.
     fn step(&mut self, step: usize) -> Result<()> {
         let (cfg, t) = (self.cfg, &self.cfg.train);
         let k = cfg.grid.stride;
@@ -288,11 +324,15 @@ impl<B: AutodiffBackend> Steps for WTraining<'_, B> {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
             t.seed ^ (step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         );
-        let first = rng.random_range(0..=self.train.len() - t.batch);
+        let total: usize = self.starts.iter().sum();
+        let (mut seg, mut first) = (0, rng.random_range(0..=total - 1));
+        while first >= self.starts[seg] {
+            first -= self.starts[seg];
+            seg += 1;
+        }
         let corner = (rng.random_range(0..k), rng.random_range(0..k));
-        let b = self
-            .train
-            .batch::<B>(first, t.batch, corner, size, cfg.net.blend, self.dev);
+        let (frames, at) = self.train.window(seg, first, t.batch)?;
+        let b = frames.batch::<B>(at, t.batch, corner, size, cfg.net.blend, self.dev);
         let net = self.net.take().expect("the network is back after each step");
         let rf = net.rest_features(channels_first(b.rest.clone()));
         let om = net.weights(&rf, channels_first(b.guides.clone()));
@@ -319,7 +359,7 @@ impl<B: AutodiffBackend> Steps for WTraining<'_, B> {
 
     fn validate(&mut self) -> Result<Option<Validation>> {
         let t = &self.cfg.train;
-        Ok(Some(validate(
+        Ok(Some(validate_all(
             &self.net().valid(),
             self.val,
             t.batch,
@@ -423,21 +463,32 @@ fn resume<B: AutodiffBackend>(
 /// budget may differ from the interrupted run's).
 pub fn train<B: AutodiffBackend>(
     cfg: &InterpConfig,
-    train: &GridFrames,
-    val: &GridFrames,
+    train: &dyn FrameSet,
+    val: &[GridFrames],
     dev: &B::Device,
     checkpoint: Option<(&Path, bool)>,
     report: &mut dyn FnMut(&StepReport) -> bool,
 ) -> Result<Trained<B::InnerBackend>> {
     let t = &cfg.train;
     let spec = cfg.grid;
-    if train.grid.spec != spec || val.grid.spec != spec {
+    let segments = train.segments();
+    for s in 0..segments.len() {
+        if train.window(s, 0, 0)?.0.grid.spec != spec {
+            return Err(Error::Invalid("the data's grid is not the config's".into()));
+        }
+    }
+    if val.iter().any(|v| v.grid.spec != spec) {
         return Err(Error::Invalid("the data's grid is not the config's".into()));
     }
-    if train.len() < t.batch {
+    let starts: Vec<usize> = segments
+        .iter()
+        .map(|&n| (n + 1).saturating_sub(t.batch))
+        .collect();
+    if starts.iter().all(|&s| s == 0) {
         return Err(Error::Invalid(format!(
-            "{} training frames; a step needs {} consecutive frames",
-            train.len(),
+            "{} training frames (longest run {}); a step needs {} consecutive frames",
+            segments.iter().sum::<usize>(),
+            segments.iter().max().copied().unwrap_or(0),
             t.batch
         )));
     }
@@ -449,6 +500,7 @@ pub fn train<B: AutodiffBackend>(
     let mut w = WTraining {
         cfg,
         train,
+        starts,
         val,
         dev,
         net: Some(net),
@@ -501,8 +553,8 @@ pub fn model_file_of(cfg: &InterpConfig, weights: Vec<u8>, summary: serde_json::
 /// the untrained network scored first (with `score_untrained`), then [`train`].
 pub struct Training<'a> {
     pub cfg: &'a InterpConfig,
-    pub train: &'a GridFrames,
-    pub val: &'a GridFrames,
+    pub train: &'a dyn FrameSet,
+    pub val: &'a [GridFrames],
     pub checkpoint: Option<(&'a Path, bool)>,
     pub score_untrained: bool,
     pub report: &'a mut dyn FnMut(&StepReport) -> bool,
@@ -522,7 +574,7 @@ impl crate::neural::device::OnDevice for Training<'_> {
     type Output = TrainedModel;
     fn run<B: AutodiffBackend>(self, dev: B::Device) -> Result<TrainedModel> {
         let untrained = self.score_untrained.then(|| {
-            validate(
+            validate_all(
                 &init_net::<B::InnerBackend>(self.cfg, &dev),
                 self.val,
                 self.cfg.train.batch,

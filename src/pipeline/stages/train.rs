@@ -157,7 +157,7 @@ pub fn train_w(
     let trained = cx.job.neural.device.run(Training {
         cfg,
         train: train_set,
-        val: val_set,
+        val: std::slice::from_ref(val_set),
         checkpoint: Some((ckpt, true)),
         score_untrained: false,
         report: &mut report,
