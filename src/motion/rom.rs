@@ -31,20 +31,37 @@ pub struct RomMotion {
     /// The phases, in order (`[[phase]]` tables: a random key-pose motion each, with `name`).
     #[serde(rename = "phase")]
     pub phases: Vec<RandomMotion>,
+    /// Play only these phases (by name, in the library's order), each with the key poses it
+    /// has in the whole library: `extends = "rom"` with `only = ["walk", "run"]` is a part of
+    /// the range of motion (datasets split it into shorter simulations this way).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub only: Vec<String>,
 }
 
 impl RomMotion {
-    /// The phases as played: each with its own seed, ending at rest.
-    pub fn played_phases(&self) -> Vec<RandomMotion> {
+    /// The phases as played: each with its own seed, ending at rest (those of `only` when it
+    /// names some).
+    pub fn played_phases(&self) -> Result<Vec<RandomMotion>> {
+        for name in &self.only {
+            if !self.phases.iter().any(|p| &p.name == name) {
+                let names: Vec<&str> = self.phases.iter().map(|p| p.name.as_str()).collect();
+                return Err(Error::Invalid(format!(
+                    "motion: `only` names no phase {name:?} (phases: {})",
+                    names.join(", ")
+                )));
+            }
+        }
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-        self.phases
+        Ok(self
+            .phases
             .iter()
             .map(|p| RandomMotion {
                 seed: rng.random(),
                 to_rest: true,
                 ..p.clone()
             })
-            .collect()
+            .filter(|p| self.only.is_empty() || self.only.contains(&p.name))
+            .collect())
     }
 
     /// The whole track, and each phase's (name, start, end) in seconds.
@@ -56,7 +73,7 @@ impl RomMotion {
         }
         let mut keys: Vec<(f64, Pose)> = Vec::new();
         let mut spans = Vec::new();
-        for (i, p) in self.played_phases().iter().enumerate() {
+        for (i, p) in self.played_phases()?.iter().enumerate() {
             let name = if p.name.is_empty() {
                 format!("phase {}", i + 1)
             } else {
@@ -201,9 +218,34 @@ mod tests {
         };
         let (t, u) = (r.track().unwrap(), other.track().unwrap());
         assert_ne!(t.at(3.0), u.at(3.0));
-        let mut p = MotionPreset::Rom(r);
+        let mut p = MotionPreset::Rom(r.clone());
         p.set_seed(9);
         assert_eq!(p.seed(), 9);
+        // A part of the library plays its phases as the whole library does.
+        let part = RomMotion {
+            only: vec!["walk".into(), "run".into()],
+            ..r.clone()
+        };
+        let (whole, spans) = r.track_with_phases().unwrap();
+        let (piece, pspans) = part.track_with_phases().unwrap();
+        assert_eq!(pspans.len(), 2);
+        let walk = spans.iter().find(|s| s.0 == "walk").unwrap();
+        let origin = whole.at(walk.1).translation;
+        for k in 0..50 {
+            let dt = k as f64 * 0.1;
+            let (a, b) = (whole.at(walk.1 + dt), piece.at(dt));
+            assert!(
+                (a.translation - origin - b.translation).length() < 1e-9,
+                "at {dt}"
+            );
+            assert!(a.rotation.angle_between(b.rotation) < 1e-9);
+        }
+        let bad = RomMotion {
+            only: vec!["moonwalk".into()],
+            ..r
+        };
+        let e = bad.track().unwrap_err().to_string();
+        assert!(e.contains("moonwalk") && e.contains("turns"), "{e}");
     }
 
     #[test]

@@ -402,6 +402,14 @@ impl Dataset {
             crate::motion::sources::MotionSource::Track(file) => {
                 crate::motion::sources::MotionSource::Track(self.resolve(&file))
             }
+            crate::motion::sources::MotionSource::Preset { name, seed }
+                if !crate::motion::random::TABLE.iter().any(|(n, _)| *n == name) =>
+            {
+                crate::motion::sources::MotionSource::Preset {
+                    name: self.resolve(Path::new(&name)).display().to_string(),
+                    seed,
+                }
+            }
             other => other,
         };
         let (track, _) = source.load(self.spec.fps)?;
