@@ -306,16 +306,31 @@ impl Reader<'_> {
             return Ok(None);
         };
         let spec: TrainingSpec = self.section(v.clone(), "training")?;
-        let (a, b) = crate::cache::parse_frame_range(&spec.frames)
-            .map_err(|e| self.err("training.frames", format!("training.frames: {e}")))?;
+        let motion = self.training_motion(&spec)?;
+        check_motion(&motion, "training", self.origin)?;
+        let (a, b) = if spec.frames == "all" {
+            // The whole motion: presets start at frame 1, files keep their own times.
+            let source = motion.source()?;
+            let fps = self.fps()?;
+            let (track, _) = source
+                .load(fps)
+                .map_err(|e| self.err("training.motion", format!("training.motion: {e}")))?;
+            let (t0, t1) = track.span();
+            if source.from_file() {
+                ((t0 * fps).round(), (t1 * fps).round())
+            } else {
+                (1.0, 1.0 + ((t1 - t0) * fps).round())
+            }
+        } else {
+            crate::cache::parse_frame_range(&spec.frames)
+                .map_err(|e| self.err("training.frames", format!("training.frames: {e}")))?
+        };
         if a.fract() != 0.0 || b.fract() != 0.0 || b < a {
             return Err(self.err(
                 "training.frames",
-                "training.frames must be whole numbers, first ≤ last",
+                "training.frames must be whole numbers, first ≤ last (or `all`)",
             ));
         }
-        let motion = self.training_motion(&spec)?;
-        check_motion(&motion, "training", self.origin)?;
         Ok(Some(Training {
             spec,
             motion,

@@ -169,12 +169,15 @@ fn default_unit() -> f32 {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrainingSpec {
-    /// A motion preset name, or a file (a preset TOML, glTF, Alembic or track file).
+    /// A motion preset name, or a file (a preset TOML, glTF, Alembic or track file)
+    /// [default: `rom`, the range of motion].
+    #[serde(default = "rom")]
     pub motion: String,
     /// Overrides the preset's seed.
     #[serde(default)]
     pub seed: Option<u64>,
-    /// Frames of the training simulation, `A-B`.
+    /// Frames of the training simulation, `A-B`, or `all`: the whole motion [default: all].
+    #[serde(default = "all")]
     pub frames: String,
     /// glTF node / Alembic xform or mesh of a motion file, as in [motion].
     #[serde(default)]
@@ -183,6 +186,14 @@ pub struct TrainingSpec {
     pub xform: Option<String>,
     #[serde(default)]
     pub mesh: Option<String>,
+}
+
+fn rom() -> String {
+    "rom".into()
+}
+
+fn all() -> String {
+    "all".into()
 }
 
 /// The training simulation: the same groom on another motion, over its own frames.

@@ -196,3 +196,29 @@ fn a_wrong_type_names_key_line_and_kind() {
     assert!(!e.contains("usize"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `[training]` alone trains on the whole range of motion; `frames = "all"` is a motion's whole
+/// length at the job's rate.
+#[test]
+fn training_defaults_to_the_whole_range_of_motion() {
+    let j = job("name = 't'\n[guides]\nmethods = ['static']\n[training]\n").unwrap();
+    let t = j.training.unwrap();
+    assert_eq!(t.motion.preset.as_deref(), Some("rom"));
+    let (track, _) = crate::motion::sources::MotionSource::Preset {
+        name: "rom".into(),
+        seed: None,
+    }
+    .load(24.0)
+    .unwrap();
+    let frames = (track.duration() * 24.0).round() as i64;
+    assert_eq!((t.first, t.last), (1, 1 + frames));
+    assert!(frames > 1000, "{frames}");
+    let j = job("name = 't'\nfps = 12.0\n[guides]\nmethods = ['static']\n[training]\nmotion = 'violent'\nframes = 'all'\n")
+        .unwrap();
+    let t = j.training.unwrap();
+    assert_eq!((t.first, t.last), (1, 14), "1.1 s of violent at 12 fps");
+    let e = job("name = 't'\n[guides]\nmethods = ['static']\n[training]\nframes = 'most'\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("training.frames"), "{e}");
+}
