@@ -103,6 +103,10 @@ pub struct InterpArgs {
     /// `rom-s5`); repeat for more [default: the dataset's last motion].
     #[arg(long, value_name = "MOTION", requires = "dataset")]
     pub hold_out_motion: Vec<String>,
+    /// Validate on every item of another dataset (grooms and motions of its own) and train on
+    /// every item of --dataset.
+    #[arg(long, value_name = "DIR", requires = "dataset", conflicts_with_all = ["hold_out_groom", "hold_out_motion"])]
+    pub val_dataset: Option<PathBuf>,
     /// Frames of each validation item scored at each validation (evenly spaced).
     #[arg(long, default_value_t = 48, requires = "dataset")]
     pub validation_frames: usize,
@@ -374,9 +378,13 @@ struct TrainingData {
 /// A dataset's training items streamed from their caches, and its validation items' frames
 /// (`--validation-frames` of each, evenly spaced) in memory.
 fn dataset_frames(a: &InterpArgs, dir: &std::path::Path, cfg: &InterpConfig) -> Result<TrainingData> {
-    use crate::pipeline::dataset::{read_manifest, split_name};
+    use crate::pipeline::dataset::{ItemRecord, read_manifest, split_name};
     let m = read_manifest(dir)?;
     let (grooms, motions) = m.parts();
+    let other = match &a.val_dataset {
+        Some(v) => Some(read_manifest(v)?),
+        None => None,
+    };
     let pick = |given: &[String], all: &[String], what: &str| -> Result<Vec<String>> {
         if given.is_empty() {
             return Ok(all.last().cloned().into_iter().collect());
@@ -392,16 +400,24 @@ fn dataset_frames(a: &InterpArgs, dir: &std::path::Path, cfg: &InterpConfig) -> 
         }
         Ok(given.to_vec())
     };
-    let held_g = pick(&a.hold_out_groom, &grooms, "groom")?;
-    let held_m = pick(&a.hold_out_motion, &motions, "motion")?;
+    let (held_g, held_m) = match &other {
+        Some(_) => (Vec::new(), Vec::new()),
+        None => (
+            pick(&a.hold_out_groom, &grooms, "groom")?,
+            pick(&a.hold_out_motion, &motions, "motion")?,
+        ),
+    };
     let (mut train, mut val) = (Vec::new(), Vec::new());
     for item in &m.items {
         let (g, mo) = split_name(&item.item.name);
         match (held_g.contains(&g), held_m.contains(&mo)) {
-            (false, false) => train.push(item),
-            (true, true) => val.push(item),
+            (false, false) => train.push((dir, item)),
+            (true, true) => val.push((dir, item)),
             _ => {}
         }
+    }
+    if let (Some(o), Some(vdir)) = (&other, &a.val_dataset) {
+        val.extend(o.items.iter().map(|i| (vdir.as_path(), i)));
     }
     if train.is_empty() || val.is_empty() {
         return Err(Error::Invalid(format!(
@@ -411,12 +427,12 @@ fn dataset_frames(a: &InterpArgs, dir: &std::path::Path, cfg: &InterpConfig) -> 
             val.len()
         )));
     }
-    let open = |item: &crate::pipeline::dataset::ItemRecord| -> Result<(UvGrid, HeadFrames)> {
-        let groom = training_groom(&dir.join(&item.rest), &a.space)?;
+    let open = |(root, item): &(&std::path::Path, &ItemRecord)| -> Result<(UvGrid, HeadFrames)> {
+        let groom = training_groom(&root.join(&item.rest), &a.space)?;
         let grid = UvGrid::new(&groom, cfg.grid)?;
-        Ok((grid, HeadFrames::open(&dir.join(&item.cache), &groom)?))
+        Ok((grid, HeadFrames::open(&root.join(&item.cache), &groom)?))
     };
-    let streamed = StreamedFrames::new(train.iter().map(|i| open(i)).collect::<Result<_>>()?);
+    let streamed = StreamedFrames::new(train.iter().map(open).collect::<Result<_>>()?);
     let mut val_sets = Vec::new();
     for item in &val {
         let (grid, mut cache) = open(item)?;
@@ -429,27 +445,27 @@ fn dataset_frames(a: &InterpArgs, dir: &std::path::Path, cfg: &InterpConfig) -> 
         }
         val_sets.push(set);
     }
+    let names = |v: &[(&std::path::Path, &ItemRecord)]| -> Vec<String> {
+        v.iter().map(|(_, i)| i.item.name.clone()).collect()
+    };
     if !a.out.json {
         eprintln!(
-            "dataset   {}: training on {} items ({} grooms × {} motions), validating on {} (grooms {}, motions {})",
+            "dataset   {}: training on {} items ({} grooms × {} motions), validating on {}: {}",
             m.name,
             train.len(),
             grooms.len() - held_g.len(),
             motions.len() - held_m.len(),
             val.len(),
-            held_g.join(", "),
-            held_m.join(", ")
+            names(&val).join(", ")
         );
     }
-    let names = |v: &[&crate::pipeline::dataset::ItemRecord]| -> Vec<String> {
-        v.iter().map(|i| i.item.name.clone()).collect()
-    };
     Ok(TrainingData {
         train: Box::new(streamed),
         val: val_sets,
         about: json!({
             "dataset": dir,
             "dataset_name": m.name,
+            "validation_dataset": a.val_dataset,
             "training_items": names(&train),
             "validation_items": names(&val),
             "validation_frames_per_item": a.validation_frames,
