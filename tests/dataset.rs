@@ -462,3 +462,49 @@ fn training_streamed_from_items_equals_training_on_them_in_memory() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The shipped general model (`presets/models/general.tnn`) loads by name and reproduces the
+/// check figure recorded beside it (`general.json`, "check"): its groom and motion, outside the
+/// model's training set, built with `examples/general/check.toml`, upsampled from the ground
+/// truth's own guides with `--model general`, and scored by `tress eval`, within 1 %.
+#[test]
+fn the_shipped_general_model_reproduces_its_recorded_check() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("presets/models/general.json")).unwrap())
+            .unwrap();
+    let want = summary["check"]["rmse_cm"].as_f64().unwrap();
+    let dir = common::temp_dir("general-check");
+    let out = dir.join("check");
+    build(&root.join("examples/general/check.toml"), &out, &[]);
+    let item = out.join("items/wavy_combed-s5--rom_v-s5");
+    let pred = dir.join("neural.tcache");
+    common::tress_ok(&[
+        "upsample",
+        "--method",
+        "neural",
+        "--model",
+        "general",
+        "--guides",
+        item.join("gt.tcache").to_str().unwrap(),
+        "--groom",
+        item.join("groom.tcache").to_str().unwrap(),
+        "-o",
+        pred.to_str().unwrap(),
+    ]);
+    let o = common::tress_ok(&[
+        "eval",
+        item.join("gt.tcache").to_str().unwrap(),
+        pred.to_str().unwrap(),
+        "--json",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let got = v["summary"]["rmse"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no rmse in {v}"));
+    assert!(
+        (got - want).abs() <= 0.01 * want,
+        "check RMSE {got} cm, recorded {want} cm"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

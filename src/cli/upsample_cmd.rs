@@ -27,8 +27,9 @@ pub struct UpsampleArgs {
     /// id, else by root position), or a cache of the whole groom (its guide strands are used).
     #[arg(long)]
     pub guides: PathBuf,
-    /// A skinning model (`.tskin`, from `tress skinning fit` or a job's fit stage) or a neural
-    /// interpolator (`.tnn`, from `tress train interp`).
+    /// A skinning model (`.tskin`, from `tress skinning fit` or a job's fit stage), a neural
+    /// interpolator (`.tnn`, from `tress train interp`), or a built-in model's name (`general`:
+    /// the neural interpolator trained on many grooms and motions).
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// Neural: leave out the model's fine-scale displacement generator (the interpolation alone).
@@ -66,12 +67,19 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     .apply(&mut groom);
     let mut src = open_source(&a.guides, None, a.fps)?;
     let info = src.info().clone();
+    // A built-in model's name (`general`), unless a file of that name is here.
+    let model_file = match &a.model {
+        Some(m) if !m.exists() => match crate::neural::builtin::path(&m.to_string_lossy())? {
+            Some(p) => Some(p),
+            None => Some(m.clone()),
+        },
+        other => other.clone(),
+    };
     // A neural model also gives other methods its guides (to compare on the same guides).
-    let is_tnn = a
-        .model
+    let is_tnn = model_file
         .as_ref()
         .is_some_and(|m| m.extension().is_some_and(|e| e.eq_ignore_ascii_case("tnn")));
-    let neural = match &a.model {
+    let neural = match &model_file {
         Some(m) if is_tnn || a.method == Method::Neural => {
             Some(Model::neural(m, &groom, !a.no_displacement, a.device)?)
         }
@@ -82,7 +90,7 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         }
         _ => None,
     };
-    let skinning = match (&a.model, a.method.needs_skinning()) {
+    let skinning = match (&model_file, a.method.needs_skinning()) {
         (Some(_), false) => None,
         (Some(m), _) => Some(Model::skinning(m, &groom)?),
         (None, true) => {

@@ -10,11 +10,14 @@
 //!   upsampling-seam implementation;
 //! - [`displace`]: the fine-scale displacement generator F_β and its discriminator (000 §4.3);
 //! - [`file`]: the self-describing model and checkpoint files (`.tnn`);
+//! - [`builtin`]: trained models shipped with tress (`general`: W_θ trained on many grooms and
+//!   motions);
 //! - [`device`]: the burn backends (Flex on the CPU; CUDA with the `cuda` feature);
 //! - [`drape`]: the quasi-static drape (003): its physics energy, poses and baselines;
 //! - [`trajectory`]: the student project's head-motion → hair-trajectory network (004), a
 //!   baseline without guides.
 
+pub mod builtin;
 pub mod data;
 pub mod device;
 pub mod displace;

@@ -289,7 +289,12 @@ impl Reader<'_> {
     pub fn neural(&self) -> Result<NeuralSpec> {
         let mut neural: NeuralSpec = self.read("neural")?;
         if let Some(m) = &neural.model {
-            neural.model = Some(self.path(m)?);
+            // A built-in model's name (`general`), unless a file of that name is beside the job.
+            let local = self.path(m)?;
+            neural.model = Some(match crate::neural::builtin::path(m)? {
+                Some(p) if !std::path::Path::new(&local).exists() => p.display().to_string(),
+                _ => local,
+            });
         }
         neural.device.check().map_err(|_| {
             self.err(
