@@ -43,6 +43,17 @@ impl Error {
             Error::Write { .. } | Error::Runtime(_) | Error::Stopped(_) => exit::RUNTIME,
         }
     }
+
+    /// The same error with `what` before its message, its kind (and exit code) kept; file
+    /// errors already name their file and stay as they are.
+    pub fn context(self, what: &str) -> Error {
+        match self {
+            Error::Invalid(m) => Error::Invalid(format!("{what}: {m}")),
+            Error::Runtime(m) => Error::Runtime(format!("{what}: {m}")),
+            Error::Stopped(m) => Error::Stopped(format!("{what}: {m}")),
+            other => other,
+        }
+    }
 }
 
 /// Errors while writing an output are runtime failures (exit 1), not bad input.

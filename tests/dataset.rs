@@ -366,9 +366,9 @@ fn training_streamed_from_items_equals_training_on_them_in_memory() {
     use burn::backend::{Autodiff, Flex, flex::FlexDevice};
     use tress::guides::training::HeadFrames;
     use tress::neural::data::{FrameSet, GridFrames, StreamedFrames};
-    use tress::neural::grid::{GridSpec, UvGrid};
-    use tress::neural::interp::train::{NetOptions, TrainOptions, net_to_bytes, train};
-    use tress::neural::interp::{InterpConfig, carry::Blend};
+    use tress::neural::grid::UvGrid;
+    use tress::neural::interp::carry::Blend;
+    use tress::neural::interp::train::{net_to_bytes, train};
 
     let dir = common::temp_dir("dataset-stream");
     std::fs::create_dir_all(&dir).unwrap();
@@ -383,31 +383,10 @@ fn training_streamed_from_items_equals_training_on_them_in_memory() {
     build(&config, &out, &[]);
     let m = tress::pipeline::dataset::read_manifest(&out).unwrap();
     assert_eq!(m.items.len(), 2);
-    let cfg = InterpConfig {
-        grid: GridSpec {
-            n: 8,
-            stride: 2,
-            points: 8,
-        },
-        net: NetOptions {
-            guide_channels: 8,
-            slope: 0.2,
-            blend: Blend::Positions,
-        },
-        train: TrainOptions {
-            steps: 8,
-            batch: 3,
-            lr: 3e-3,
-            seed: 11,
-            snap_ramp: 0.0,
-            validate_every: 4,
-            checkpoint_every: 100,
-            validation: 0.0,
-            max_minutes: None,
-        },
-        loss: tress::neural::interp::loss::LossWeights::data_only(),
-        displace: None,
-    };
+    let mut cfg = common::tiny_interp_config(8, Blend::Positions);
+    cfg.train.seed = 11;
+    cfg.train.validate_every = 4;
+    cfg.train.checkpoint_every = 100;
     let open = |i: &tress::pipeline::dataset::ItemRecord| {
         let groom = common::read_groom(&out.join(&i.rest));
         let grid = UvGrid::new(&groom, cfg.grid).unwrap();

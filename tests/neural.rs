@@ -2,6 +2,8 @@
 //! models and checkpoints round-trip, a resumed run equals an uninterrupted one, and the
 //! interpolator works behind the upsampling seam.
 
+mod common;
+
 use burn::backend::{Autodiff, Flex, flex::FlexDevice};
 use glam::{Quat, Vec3};
 use tress::groom::{Groom, GroomParams, Style, generate};
@@ -12,7 +14,7 @@ use tress::neural::grid::{GridSpec, UvGrid};
 use tress::neural::interp::NeuralInterpolator;
 use tress::neural::interp::carry::Blend;
 use tress::neural::interp::train::{
-    InterpConfig, NetOptions, StepReport, TrainOptions, load_model, model_file, net_to_bytes, train, validate,
+    InterpConfig, StepReport, load_model, model_file, net_to_bytes, train, validate,
 };
 
 fn groom() -> Groom {
@@ -42,31 +44,7 @@ fn config(steps: usize) -> InterpConfig {
 }
 
 fn config_with(steps: usize, blend: Blend) -> InterpConfig {
-    InterpConfig {
-        grid: GridSpec {
-            n: 8,
-            stride: 2,
-            points: 8,
-        },
-        net: NetOptions {
-            guide_channels: 8,
-            slope: 0.2,
-            blend,
-        },
-        train: TrainOptions {
-            steps,
-            batch: 3,
-            lr: 3e-3,
-            seed: 7,
-            snap_ramp: 0.0,
-            validate_every: 5,
-            checkpoint_every: 4,
-            validation: 0.0,
-            max_minutes: None,
-        },
-        loss: tress::neural::interp::loss::LossWeights::data_only(),
-        displace: None,
-    }
+    common::tiny_interp_config(steps, blend)
 }
 
 fn data(g: &Groom, cfg: &InterpConfig, t0: f32, n: usize) -> GridFrames {

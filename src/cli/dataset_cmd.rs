@@ -58,12 +58,7 @@ pub fn run(cmd: &DatasetCommand) -> Result<()> {
 }
 
 fn build(a: &BuildArgs) -> Result<()> {
-    if let Some(t) = a.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
-            .build_global()
-            .ok();
-    }
+    super::threads(a.threads)?;
     let d = Dataset::load(&a.config)?;
     let report = dataset::build(
         &d,

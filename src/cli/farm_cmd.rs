@@ -64,61 +64,38 @@ fn is_dataset(path: &std::path::Path) -> bool {
 
 pub fn run(cmd: &FarmCommand) -> Result<()> {
     let FarmCommand::Export(a) = cmd;
-    if is_dataset(&a.job) {
-        return export_dataset(a);
-    }
-    if a.dataset_dir.is_some() {
+    let dataset = is_dataset(&a.job);
+    if a.dataset_dir.is_some() && !dataset {
         return Err(crate::error::Error::Invalid(format!(
             "--dataset-dir: {} is a job file, not a dataset config (kind = \"dataset\")",
             a.job.display()
         )));
     }
-    let job = Job::load(&a.job)?;
+    // The job file (or dataset config) and its path from the template's folder.
     let job_file = std::path::absolute(&a.job).unwrap_or_else(|_| a.job.clone());
     let out = std::path::absolute(&a.output).unwrap_or_else(|_| a.output.clone());
-    let job_file_default = farm::relative(out.parent().unwrap_or(std::path::Path::new("/")), &job_file);
+    let folder = out.parent().unwrap_or(std::path::Path::new("/")).to_path_buf();
     let opts = farm::TemplateOptions {
+        job_file_default: farm::relative(&folder, &job_file),
         job_file,
-        job_file_default,
         tress: a.tress.clone(),
         chunks: a.chunks,
         production: a.production,
         cpus: a.cpus,
         memory_gib: a.memory_gib,
     };
-    let text = match a.format {
-        FarmFormat::Openjd => farm::openjd_template(&job, &opts)?,
+    let text = if dataset {
+        let d = crate::pipeline::dataset::Dataset::load(&a.job)?;
+        let dir = match &a.dataset_dir {
+            Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.clone()),
+            None => folder.join(&d.spec.name),
+        };
+        farm::openjd_dataset_template(&d, &farm::relative(&folder, &dir), &opts)?
+    } else {
+        match a.format {
+            FarmFormat::Openjd => farm::openjd_template(&Job::load(&a.job)?, &opts)?,
+        }
     };
-    tress_formats::atomic::write(&a.output, text.as_bytes())
-        .map_err(|e| crate::error::output_error(&a.output, e))?;
-    output_file(&a.output);
-    Ok(())
-}
-
-fn export_dataset(a: &ExportArgs) -> Result<()> {
-    let d = crate::pipeline::dataset::Dataset::load(&a.job)?;
-    let config = std::path::absolute(&a.job).unwrap_or_else(|_| a.job.clone());
-    let out = std::path::absolute(&a.output).unwrap_or_else(|_| a.output.clone());
-    let folder = out.parent().unwrap_or(std::path::Path::new("/")).to_path_buf();
-    let dir = match &a.dataset_dir {
-        Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.clone()),
-        None => folder.join(&d.spec.name),
-    };
-    let opts = farm::TemplateOptions {
-        job_file: config.clone(),
-        job_file_default: farm::relative(&folder, &config),
-        tress: a.tress.clone(),
-        chunks: 1,
-        production: false,
-        cpus: a.cpus,
-        memory_gib: a.memory_gib,
-    };
-    let text = farm::openjd_dataset_template(
-        &d,
-        &farm::relative(&folder, &config),
-        &farm::relative(&folder, &dir),
-        &opts,
-    )?;
     tress_formats::atomic::write(&a.output, text.as_bytes())
         .map_err(|e| crate::error::output_error(&a.output, e))?;
     output_file(&a.output);

@@ -134,6 +134,17 @@ pub enum Command {
     },
 }
 
+/// `--threads T` of a command: the global worker pool (all cores without it).
+fn threads(t: Option<usize>) -> Result<()> {
+    if let Some(t) = t {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t.max(1))
+            .build_global()
+            .map_err(|e| crate::error::Error::Runtime(format!("thread pool: {e}")))?;
+    }
+    Ok(())
+}
+
 /// `--frames A-B` of a command that writes whole frames: both ends whole numbers.
 fn whole_frames(frames: &str) -> Result<(i64, i64)> {
     let (first, last) = crate::cache::parse_frame_range(frames)?;

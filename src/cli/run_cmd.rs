@@ -73,12 +73,7 @@ fn parse_chunk(s: &str) -> Result<(usize, usize)> {
 }
 
 pub fn run_job(a: &RunArgs) -> Result<()> {
-    if let Some(t) = a.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
-            .build_global()
-            .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
-    }
+    super::threads(a.threads)?;
     let job = Job::load(&a.job)?;
     let batch = job.batch.is_some();
     let mut items = job.items()?;

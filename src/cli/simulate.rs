@@ -279,12 +279,7 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         .map_err(|e| Error::Invalid(format!("--{}", e.replace('_', "-"))))?;
     let (first, last) = super::whole_frames(&a.frames)?;
     super::distinct_outputs(&a.output)?;
-    if let Some(t) = a.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t.max(1))
-            .build_global()
-            .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
-    }
+    super::threads(a.threads)?;
     let mss = mss_scene(a)?;
     let (scene, motion_what) = scene(a, &mss, (first, last))?;
     let (material_name, material) = material(a, &mss, &scene)?;

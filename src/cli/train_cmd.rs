@@ -378,11 +378,11 @@ struct TrainingData {
 /// A dataset's training items streamed from their caches, and its validation items' frames
 /// (`--validation-frames` of each, evenly spaced) in memory.
 fn dataset_frames(a: &InterpArgs, dir: &std::path::Path, cfg: &InterpConfig) -> Result<TrainingData> {
-    use crate::pipeline::dataset::{ItemRecord, read_manifest, split_name};
+    use crate::pipeline::dataset::{ItemRecord, read_manifest};
     let m = read_manifest(dir)?;
     let (grooms, motions) = m.parts();
     let other = match &a.val_dataset {
-        Some(v) => Some(read_manifest(v)?),
+        Some(v) => Some((v.as_path(), read_manifest(v)?)),
         None => None,
     };
     let pick = |given: &[String], all: &[String], what: &str| -> Result<Vec<String>> {
@@ -409,15 +409,17 @@ fn dataset_frames(a: &InterpArgs, dir: &std::path::Path, cfg: &InterpConfig) -> 
     };
     let (mut train, mut val) = (Vec::new(), Vec::new());
     for item in &m.items {
-        let (g, mo) = split_name(&item.item.name);
-        match (held_g.contains(&g), held_m.contains(&mo)) {
+        match (
+            held_g.contains(&item.item.groom_key),
+            held_m.contains(&item.item.motion_key),
+        ) {
             (false, false) => train.push((dir, item)),
             (true, true) => val.push((dir, item)),
             _ => {}
         }
     }
-    if let (Some(o), Some(vdir)) = (&other, &a.val_dataset) {
-        val.extend(o.items.iter().map(|i| (vdir.as_path(), i)));
+    if let Some((vdir, o)) = &other {
+        val.extend(o.items.iter().map(|i| (*vdir, i)));
     }
     if train.is_empty() || val.is_empty() {
         return Err(Error::Invalid(format!(

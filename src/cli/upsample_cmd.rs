@@ -69,11 +69,8 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
     let info = src.info().clone();
     // A built-in model's name (`general`), unless a file of that name is here.
     let model_file = match &a.model {
-        Some(m) if !m.exists() => match crate::neural::builtin::path(&m.to_string_lossy())? {
-            Some(p) => Some(p),
-            None => Some(m.clone()),
-        },
-        other => other.clone(),
+        Some(m) => Some(crate::neural::builtin::resolve(&m.to_string_lossy(), m)?),
+        None => None,
     };
     // A neural model also gives other methods its guides (to compare on the same guides).
     let is_tnn = model_file

@@ -129,9 +129,14 @@ impl MotionPreset {
     }
 
     pub fn track(&self) -> Result<HeadTrack> {
+        Ok(self.track_with_phases()?.0)
+    }
+
+    /// The track and a range of motion's phases (none for plain key poses).
+    pub fn track_with_phases(&self) -> Result<(HeadTrack, Vec<PhaseSpan>)> {
         match self {
-            MotionPreset::Keys(m) => m.track(),
-            MotionPreset::Rom(r) => r.track(),
+            MotionPreset::Keys(m) => Ok((m.track()?, Vec::new())),
+            MotionPreset::Rom(r) => r.track_with_phases(),
         }
     }
 }

@@ -79,10 +79,7 @@ impl MotionSource {
                 if let Some(s) = seed {
                     m.set_seed(*s);
                 }
-                let (t, phases) = match &m {
-                    super::MotionPreset::Rom(r) => r.track_with_phases()?,
-                    super::MotionPreset::Keys(k) => (k.track()?, Vec::new()),
-                };
+                let (t, phases) = m.track_with_phases()?;
                 let report = TrackReport {
                     source: format!("motion preset {name} (seed {})", m.seed()),
                     samples: t.len(),

@@ -20,6 +20,16 @@ pub fn names() -> Vec<&'static str> {
     MODELS.iter().map(|(n, _)| *n).collect()
 }
 
+/// The model file a job or command names: `local` (the name as a path, relative to where it was
+/// given) when it exists, else the built-in model `name` when there is one, else `local` (whose
+/// reading then says it is missing).
+pub fn resolve(name: &str, local: &std::path::Path) -> Result<PathBuf> {
+    if local.exists() {
+        return Ok(local.to_path_buf());
+    }
+    Ok(path(name)?.unwrap_or_else(|| local.to_path_buf()))
+}
+
 /// The file of the built-in model `name`, or `None` when no built-in model has that name.
 pub fn path(name: &str) -> Result<Option<PathBuf>> {
     let Some((_, bytes)) = MODELS.iter().find(|(n, _)| *n == name) else {

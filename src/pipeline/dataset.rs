@@ -118,8 +118,12 @@ pub struct MotionEntry {
 /// One item: a groom and a motion.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Item {
-    /// `<groom>[-s<seed>][-e<k>]--<motion>[-s<seed>]`.
+    /// `<groom key>--<motion key>`.
     pub name: String,
+    /// The groom's part of the name, `<groom>[-s<seed>][-e<k>]`: one groom of the dataset.
+    pub groom_key: String,
+    /// The motion's part, `<motion>[-s<seed>]`: one motion of the dataset.
+    pub motion_key: String,
     pub groom: ItemGroom,
     pub motion: ItemMotion,
 }
@@ -363,64 +367,14 @@ impl Dataset {
             for (mn, m) in &motions {
                 out.push(Item {
                     name: format!("{gn}--{mn}"),
+                    groom_key: gn.clone(),
+                    motion_key: mn.clone(),
                     groom: g.clone(),
                     motion: m.clone(),
                 });
             }
         }
         out
-    }
-
-    /// The frames `A-B` of an item: its own, or its whole motion for `all`.
-    fn frames(&self, item: &Item) -> Result<String> {
-        if item.motion.frames != "all" {
-            return Ok(item.motion.frames.clone());
-        }
-        let section: crate::pipeline::job::MotionSpec = crate::presets::keys::section(
-            Value::Table(item.motion.section.clone()),
-            "motion",
-            &self.origin(),
-        )?;
-        // Files resolve against the config's folder (as the job reader does).
-        let source = match section.source()? {
-            crate::motion::sources::MotionSource::Gltf {
-                file,
-                node,
-                animation,
-            } => crate::motion::sources::MotionSource::Gltf {
-                file: self.resolve(&file),
-                node,
-                animation,
-            },
-            crate::motion::sources::MotionSource::Abc { file, xform, mesh } => {
-                crate::motion::sources::MotionSource::Abc {
-                    file: self.resolve(&file),
-                    xform,
-                    mesh,
-                }
-            }
-            crate::motion::sources::MotionSource::Track(file) => {
-                crate::motion::sources::MotionSource::Track(self.resolve(&file))
-            }
-            crate::motion::sources::MotionSource::Preset { name, seed }
-                if !crate::motion::random::TABLE.iter().any(|(n, _)| *n == name) =>
-            {
-                crate::motion::sources::MotionSource::Preset {
-                    name: self.resolve(Path::new(&name)).display().to_string(),
-                    seed,
-                }
-            }
-            other => other,
-        };
-        let (track, _) = source.load(self.spec.fps)?;
-        let frames = (track.duration() * self.spec.fps).round().max(1.0) as i64;
-        Ok(format!("1-{}", frames + 1))
-    }
-
-    fn resolve(&self, file: &Path) -> PathBuf {
-        let text = file.to_string_lossy();
-        let expanded = crate::presets::keys::expand_env(&text, "").unwrap_or_else(|_| text.to_string());
-        self.dir.join(expanded)
     }
 
     fn origin(&self) -> String {
@@ -441,7 +395,8 @@ impl Dataset {
         let folder = std::path::absolute(out.join("items").join(&item.name))
             .unwrap_or_else(|_| out.join("items").join(&item.name));
         t.insert("output".into(), Value::String(folder.display().to_string()));
-        t.insert("frames".into(), Value::String(self.frames(item)?));
+        // `all` is the job's own: its motion's whole length.
+        t.insert("frames".into(), Value::String(item.motion.frames.clone()));
         t.insert("fps".into(), Value::Float(self.spec.fps));
         t.insert("seed".into(), Value::Integer(item.groom.seed as i64));
         let mut g = Table::new();
@@ -571,8 +526,7 @@ pub fn build(d: &Dataset, out: &Path, o: &BuildOptions) -> Result<BuildReport> {
             ..RunOptions::default()
         };
         let t = Instant::now();
-        let report =
-            super::run(job, &opts).map_err(|e| Error::Invalid(format!("dataset item {}: {e}", item.name)))?;
+        let report = super::run(job, &opts).map_err(|e| e.context(&format!("dataset item {}", item.name)))?;
         let sim_ran = report
             .stages
             .iter()
@@ -664,27 +618,17 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
 }
 
 impl Manifest {
-    /// The item names' groom and motion parts (`<groom>--<motion>`), each in order of first
-    /// appearance.
+    /// The dataset's grooms and motions (item name parts), each in order of first appearance.
     pub fn parts(&self) -> (Vec<String>, Vec<String>) {
         let (mut g, mut m) = (Vec::new(), Vec::new());
         for i in &self.items {
-            let (a, b) = split_name(&i.item.name);
-            if !g.contains(&a) {
-                g.push(a);
+            if !g.contains(&i.item.groom_key) {
+                g.push(i.item.groom_key.clone());
             }
-            if !m.contains(&b) {
-                m.push(b);
+            if !m.contains(&i.item.motion_key) {
+                m.push(i.item.motion_key.clone());
             }
         }
         (g, m)
-    }
-}
-
-/// An item name's groom and motion parts.
-pub fn split_name(name: &str) -> (String, String) {
-    match name.split_once("--") {
-        Some((g, m)) => (g.to_string(), m.to_string()),
-        None => (name.to_string(), String::new()),
     }
 }

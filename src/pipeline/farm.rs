@@ -120,25 +120,7 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
         "- name: JobFile\n  type: PATH\n  objectType: FILE\n  dataFlow: IN\n  description: 'The job file (TOML), as the worker sees it.'\n  default: {}\n",
         q(&o.job_file_default.display().to_string())
     ));
-    y.push_str(&format!(
-        "- name: Tress\n  type: STRING\n  description: 'The tress executable: a name on the worker PATH or a path.'\n  default: {}\n",
-        q(&o.tress)
-    ));
-    for v in &vars {
-        y.push_str(&format!(
-            "- name: {v}\n  type: STRING\n  description: {}\n",
-            q(&format!("${{{v}}} of the job file, as the worker sees it."))
-        ));
-        if let Ok(value) = std::env::var(v) {
-            y.push_str(&format!("  default: {}\n", q(&value)));
-        }
-    }
-    if !vars.is_empty() {
-        y.push_str("jobEnvironments:\n- name: JobVariables\n  variables:\n");
-        for v in &vars {
-            y.push_str(&format!("    {v}: {}\n", q(&format!("{{{{Param.{v}}}}}"))));
-        }
-    }
+    tress_and_variables(&mut y, o, &vars, "job file");
     y.push_str("steps:\n");
     let items: Vec<Option<String>> = match job.items() {
         Ok(items) if job.batch.is_some() => items
@@ -206,11 +188,11 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
 
 /// The template of a dataset config ([`super::dataset`]): one task per item (`tress dataset
 /// build CONFIG -o DIR --item NAME`), then the manifest once every item is done (a build of
-/// all items, which finds them built). `Config` and `Output` are PATH parameters whose
-/// defaults are relative to the template's folder, as `JobFile` is.
+/// all items, which finds them built). `Config` (`o.job_file`, default `o.job_file_default`)
+/// and `Output` are PATH parameters whose defaults are relative to the template's folder, as
+/// `JobFile` is.
 pub fn openjd_dataset_template(
     d: &super::dataset::Dataset,
-    config_default: &Path,
     output_default: &Path,
     o: &TemplateOptions,
 ) -> Result<String> {
@@ -235,31 +217,13 @@ pub fn openjd_dataset_template(
     y.push_str("parameterDefinitions:\n");
     y.push_str(&format!(
         "- name: Config\n  type: PATH\n  objectType: FILE\n  dataFlow: IN\n  description: 'The dataset config (TOML), as the worker sees it.'\n  default: {}\n",
-        q(&config_default.display().to_string())
+        q(&o.job_file_default.display().to_string())
     ));
     y.push_str(&format!(
         "- name: Output\n  type: PATH\n  objectType: DIRECTORY\n  dataFlow: OUT\n  description: 'The dataset folder.'\n  default: {}\n",
         q(&output_default.display().to_string())
     ));
-    y.push_str(&format!(
-        "- name: Tress\n  type: STRING\n  description: 'The tress executable: a name on the worker PATH or a path.'\n  default: {}\n",
-        q(&o.tress)
-    ));
-    for v in &vars {
-        y.push_str(&format!(
-            "- name: {v}\n  type: STRING\n  description: {}\n",
-            q(&format!("${{{v}}} of the dataset config, as the worker sees it."))
-        ));
-        if let Ok(value) = std::env::var(v) {
-            y.push_str(&format!("  default: {}\n", q(&value)));
-        }
-    }
-    if !vars.is_empty() {
-        y.push_str("jobEnvironments:\n- name: JobVariables\n  variables:\n");
-        for v in &vars {
-            y.push_str(&format!("    {v}: {}\n", q(&format!("{{{{Param.{v}}}}}"))));
-        }
-    }
+    tress_and_variables(&mut y, o, &vars, "dataset config");
     y.push_str("steps:\n- name: 'items'\n");
     y.push_str("  parameterSpace:\n    taskParameterDefinitions:\n    - name: Item\n      type: STRING\n      range:\n");
     for i in &items {
@@ -279,6 +243,30 @@ pub fn openjd_dataset_template(
     host(&mut y, o);
     script(&mut y, &build(&[]));
     Ok(y)
+}
+
+/// The `Tress` parameter, one STRING parameter per `${VAR}` of the `what` (its default the value
+/// here, if set), and the job environment passing them to every step.
+fn tress_and_variables(y: &mut String, o: &TemplateOptions, vars: &[String], what: &str) {
+    y.push_str(&format!(
+        "- name: Tress\n  type: STRING\n  description: 'The tress executable: a name on the worker PATH or a path.'\n  default: {}\n",
+        q(&o.tress)
+    ));
+    for v in vars {
+        y.push_str(&format!(
+            "- name: {v}\n  type: STRING\n  description: {}\n",
+            q(&format!("${{{v}}} of the {what}, as the worker sees it."))
+        ));
+        if let Ok(value) = std::env::var(v) {
+            y.push_str(&format!("  default: {}\n", q(&value)));
+        }
+    }
+    if !vars.is_empty() {
+        y.push_str("jobEnvironments:\n- name: JobVariables\n  variables:\n");
+        for v in vars {
+            y.push_str(&format!("    {v}: {}\n", q(&format!("{{{{Param.{v}}}}}"))));
+        }
+    }
 }
 
 fn host(y: &mut String, o: &TemplateOptions) {

@@ -169,3 +169,37 @@ pub fn strings<'a>(list: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
         })
         .collect()
 }
+
+/// A neural interpolator config small enough to train in a test: an 8² grid of 8-particle
+/// strands, guides every 2 cells, 8 guide channels, the data term alone, batches of 3 frames.
+pub fn tiny_interp_config(
+    steps: usize,
+    blend: tress::neural::interp::carry::Blend,
+) -> tress::neural::interp::InterpConfig {
+    use tress::neural::interp::train::{NetOptions, TrainOptions};
+    tress::neural::interp::InterpConfig {
+        grid: tress::neural::grid::GridSpec {
+            n: 8,
+            stride: 2,
+            points: 8,
+        },
+        net: NetOptions {
+            guide_channels: 8,
+            slope: 0.2,
+            blend,
+        },
+        train: TrainOptions {
+            steps,
+            batch: 3,
+            lr: 3e-3,
+            seed: 7,
+            snap_ramp: 0.0,
+            validate_every: 5,
+            checkpoint_every: 4,
+            validation: 0.0,
+            max_minutes: None,
+        },
+        loss: tress::neural::interp::loss::LossWeights::data_only(),
+        displace: None,
+    }
+}

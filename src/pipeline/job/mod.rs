@@ -97,7 +97,6 @@ impl Job {
         let r = Reader::new(table, origin, dir)?;
         let name = r.string("name")?;
         let output = PathBuf::from(r.path(&r.string("output")?)?);
-        let (first, last) = r.frames()?;
         let fps = r.fps()?;
         let seed: u64 = r.read("seed")?;
         let checkpoint_every: Option<u32> = match r.t.get("checkpoint_every") {
@@ -109,6 +108,7 @@ impl Job {
         r.groom(&mut groom)?;
         let head = r.head(&groom, scene.is_some())?;
         let motion = r.motion(scene.as_ref().map(|(_, p)| p))?;
+        let (first, last) = r.frames(&motion)?;
         // Material: a preset (by default the one made for the groom's style), with any of its
         // keys overridden.
         let material_spec = MaterialSpec::read(r.get("material"), origin, dir.to_path_buf())?;

@@ -35,13 +35,35 @@ pub struct MethodSections {
 
 impl Reader<'_> {
     /// The shot's frames, `A-B`, whole numbers.
-    pub fn frames(&self) -> Result<(i64, i64)> {
-        let (first, last) = crate::cache::parse_frame_range(&self.string("frames")?)
-            .map_err(|e| self.err("frames", format!("frames: {e}")))?;
+    /// `frames`: `A-B`, or `all`, the whole of `motion` ([`Self::whole_motion`]).
+    pub fn frames(&self, motion: &MotionSpec) -> Result<(i64, i64)> {
+        let text = self.string("frames")?;
+        let (first, last) = if text == "all" {
+            self.whole_motion(motion, "frames")?
+        } else {
+            crate::cache::parse_frame_range(&text).map_err(|e| self.err("frames", format!("frames: {e}")))?
+        };
         if first.fract() != 0.0 || last.fract() != 0.0 {
             return Err(self.err("frames", "frames must be whole numbers"));
         }
         Ok((first as i64, last as i64))
+    }
+
+    /// The frames a motion lasts at the job's rate (`frames = "all"` of the shot or of
+    /// `[training]`, named by `key` in errors): presets start at frame 1, files keep their own
+    /// times.
+    fn whole_motion(&self, motion: &MotionSpec, key: &str) -> Result<(f64, f64)> {
+        let source = motion.source()?;
+        let fps = self.fps()?;
+        let (track, _) = source
+            .load(fps)
+            .map_err(|e| self.err(key, format!("{key} = \"all\": {e}")))?;
+        let (t0, t1) = track.span();
+        Ok(if source.from_file() {
+            ((t0 * fps).round(), (t1 * fps).round())
+        } else {
+            (1.0, 1.0 + ((t1 - t0) * fps).round())
+        })
     }
 
     /// Frames per second, positive.
@@ -291,10 +313,8 @@ impl Reader<'_> {
         if let Some(m) = &neural.model {
             // A built-in model's name (`general`), unless a file of that name is beside the job.
             let local = self.path(m)?;
-            neural.model = Some(match crate::neural::builtin::path(m)? {
-                Some(p) if !std::path::Path::new(&local).exists() => p.display().to_string(),
-                _ => local,
-            });
+            let file = crate::neural::builtin::resolve(m, std::path::Path::new(&local))?;
+            neural.model = Some(file.display().to_string());
         }
         neural.device.check().map_err(|_| {
             self.err(
@@ -314,18 +334,7 @@ impl Reader<'_> {
         let motion = self.training_motion(&spec)?;
         check_motion(&motion, "training", self.origin)?;
         let (a, b) = if spec.frames == "all" {
-            // The whole motion: presets start at frame 1, files keep their own times.
-            let source = motion.source()?;
-            let fps = self.fps()?;
-            let (track, _) = source
-                .load(fps)
-                .map_err(|e| self.err("training.motion", format!("training.motion: {e}")))?;
-            let (t0, t1) = track.span();
-            if source.from_file() {
-                ((t0 * fps).round(), (t1 * fps).round())
-            } else {
-                (1.0, 1.0 + ((t1 - t0) * fps).round())
-            }
+            self.whole_motion(&motion, "training.frames")?
         } else {
             crate::cache::parse_frame_range(&spec.frames)
                 .map_err(|e| self.err("training.frames", format!("training.frames: {e}")))?

@@ -222,3 +222,15 @@ fn training_defaults_to_the_whole_range_of_motion() {
         .to_string();
     assert!(e.contains("training.frames"), "{e}");
 }
+
+/// `frames = "all"` of the shot is its motion's whole length (the dataset items' `all`), and a
+/// constant motion has no length to take.
+#[test]
+fn shot_frames_all_take_the_whole_motion() {
+    let j = job("name = 'a'\nframes = 'all'\n[motion]\npreset = 'violent'\n").unwrap();
+    assert_eq!((j.first, j.last), (1, 27), "1.1 s of violent at 24 fps");
+    let e = job("name = 'a'\nframes = 'all'\n[motion]\nvelocity = [1.0, 0.0, 0.0]\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("frames"), "{e}");
+}
