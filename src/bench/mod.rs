@@ -7,6 +7,7 @@ pub mod drape;
 pub mod formats;
 pub mod hairmesh;
 pub mod neural;
+pub mod render;
 pub mod sdf;
 pub mod sim;
 pub mod tcache;

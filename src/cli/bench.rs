@@ -31,6 +31,10 @@ pub enum BenchName {
     /// Hair-mesh solver ms per frame on one thread at 216, 360 and 2,304 vertices (the sizes
     /// the paper reports) with the walk motion, beside the paper's figures.
     Hairmesh,
+    /// Strand renderer seconds per frame: --strands (default 100,000) × --points strands on the
+    /// procedural head at --size (default 1024) pixels a side on --threads threads, by phase,
+    /// beside the same frame without self-shadowing and without the head.
+    Render,
     /// Drape network throughput for 1, 10, 100 and 1000 grooms at once (--config sizes, default
     /// drape_small; --threads), beside Adam on the same groom and pose.
     Drape,
@@ -64,7 +68,7 @@ pub struct BenchArgs {
     /// upsample: guide strands.
     #[arg(long, default_value_t = 400)]
     pub guides: usize,
-    /// upsample, neural: worker threads.
+    /// upsample, neural, render: worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// sim: a Python with Blender's `bpy` to run the peer script at the same size [default:
@@ -84,6 +88,9 @@ pub struct BenchArgs {
     /// abc: keep the written archive at this path.
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// render: pixels a side of the picture.
+    #[arg(long, default_value_t = 1024)]
+    pub size: u32,
     /// neural, drape: the training config (a preset name or TOML file) [default: interp_small,
     /// drape_small].
     #[arg(long)]
@@ -115,6 +122,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         BenchName::Sim => sim(a),
         BenchName::Sdf => sdf(a),
         BenchName::Formats => formats(a),
+        BenchName::Render => render(a),
     }
 }
 
@@ -402,6 +410,36 @@ fn sim(a: &BenchArgs) -> Result<()> {
         println!("{} (2 threads): {}", r.groom, r.counters.report());
     }
     sim_peer(a, data.as_deref())
+}
+
+fn render(a: &BenchArgs) -> Result<()> {
+    let strands = if a.strands == 16_000 { 100_000 } else { a.strands };
+    let r = bench::render::run(strands, a.points, a.size.clamp(16, 8192), a.threads, a.runs)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+        return Ok(());
+    }
+    println!(
+        "{} strands × {} points ({} segments) at {}×{} on {} thread(s), best of {} runs",
+        r.strands, r.points, r.segments, r.width, r.height, r.threads, a.runs
+    );
+    println!(
+        "{:<34} {:>9.3} s",
+        "frame (head, shadows, hair)", r.seconds_per_frame
+    );
+    println!(
+        "{:<34} {:>9.3} s",
+        "  baseline: no self-shadowing", r.no_shadows_seconds_per_frame
+    );
+    println!(
+        "{:<34} {:>9.3} s",
+        "  baseline: hair alone, no head", r.hair_only_seconds_per_frame
+    );
+    println!(
+        "phases (one frame): head {:.3} s, shadow map {:.3} s, shading {:.3} s, ribbons {:.3} s",
+        r.head_s, r.shadow_map_s, r.shading_s, r.ribbons_s
+    );
+    Ok(())
 }
 
 fn sdf(a: &BenchArgs) -> Result<()> {

@@ -1,5 +1,6 @@
 //! `tress preview CACHE|GROOM -o OUT.png`: a contact sheet of frames (or one frame), the head
-//! drawn where the roots put it.
+//! drawn where the roots put it; `-o OUT.gif|OUT.apng|frames.####.png` animates every frame
+//! (or turns around a groom with `--turntable`).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -13,20 +14,30 @@ use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, read_groom};
 use crate::motion::fit::root_poses;
 use crate::render::View;
-use crate::render::preview::{PreviewOptions, head_colliders, preview, roots};
+use crate::render::anim::{AnimFormat, save_animation};
+use crate::render::frame::Coloring;
+use crate::render::hair::preview_width_scale;
+use crate::render::preview::{
+    PreviewOptions, cameras, head_colliders, preview, render_tiles, roots, turntable,
+};
 use crate::scene::head_from_spec;
 
 #[derive(Debug, Args)]
 pub struct PreviewArgs {
     /// A cache (.abc, .tcache, PLY sequence pattern) or a groom file.
     pub input: PathBuf,
-    /// The PNG image to write.
+    /// The picture to write: a PNG contact sheet, or an animation of every frame in the range
+    /// (.gif, .apng, or a PNG sequence pattern such as frames.####.png).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Turn the camera once around the hair: over the frames of an animation, or in N frames
+    /// around a groom.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "48")]
+    pub turntable: Option<usize>,
     /// Frames to show, inclusive [default: all].
     #[arg(long, value_name = "A-B")]
     pub frames: Option<String>,
-    /// Show at most this many frames, evenly spaced.
+    /// Contact sheets: show at most this many frames, evenly spaced.
     #[arg(long, default_value_t = 12)]
     pub max_tiles: usize,
     /// Camera: front, back, side or three-quarter.
@@ -52,6 +63,14 @@ pub struct PreviewArgs {
 pub fn run(a: &PreviewArgs) -> Result<()> {
     let (width, height) = crate::render::parse_size(&a.size, "--size")?;
     let started = Instant::now();
+    let animated = AnimFormat::of(&a.output).is_some();
+    if !animated && a.turntable.is_some() {
+        return Err(Error::Invalid(format!(
+            "--turntable makes an animation: write it as .gif, .apng or frames.####.png, not {}",
+            a.output.display()
+        )));
+    }
+    let mut fps = a.fps;
     // Frames and their labels.
     let (counts, frames, labels) = if is_cache_path(&a.input)
         || a.input.extension().is_some_and(|e| e.eq_ignore_ascii_case("abc"))
@@ -59,6 +78,7 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
     {
         let mut src = open_source(&a.input, None, a.fps)?;
         let info = src.info().clone();
+        fps = info.fps;
         let range = a.frames.as_deref().map(parse_frame_range).transpose()?;
         let pick: Vec<usize> = (0..info.frames.len())
             .filter(|&i| range.is_none_or(|(lo, hi)| (lo..=hi).contains(&info.frames[i])))
@@ -69,7 +89,11 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
                 a.input.display()
             )));
         }
-        let n = pick.len().min(a.max_tiles.max(1));
+        let n = if animated {
+            pick.len()
+        } else {
+            pick.len().min(a.max_tiles.max(1))
+        };
         let chosen: Vec<usize> = (0..n)
             .map(|k| pick[if n == 1 { 0 } else { k * (pick.len() - 1) / (n - 1) }])
             .collect();
@@ -107,16 +131,71 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
         width,
         height,
         columns: a.columns,
+        width_scale: None,
     };
-    let img = preview(&frames, &labels, &counts, colliders.as_ref(), &opts);
-    crate::render::save_png(&a.output, &img)?;
+    if !animated {
+        let img = preview(&frames, &labels, &counts, None, colliders.as_ref(), &opts);
+        crate::render::save_png(&a.output, &img)?;
+        eprintln!(
+            "{} frame(s), {}×{} pixels, in {:.2} s",
+            frames.len(),
+            img.width(),
+            img.height(),
+            started.elapsed().as_secs_f64()
+        );
+        output_file(&a.output);
+        return Ok(());
+    }
+    // An animation: a still groom turns in N frames; a cache plays (turning if asked).
+    let (frames, labels) = match a.turntable {
+        Some(n) if frames.len() == 1 => (
+            vec![frames[0].clone(); n.max(2)],
+            vec![labels[0].clone(); n.max(2)],
+        ),
+        _ => (frames, labels),
+    };
+    let cams = match a.turntable {
+        Some(_) => turntable(&frames[0], frames.len(), &opts),
+        None => cameras(&frames, &opts),
+    };
+    let mut bar = crate::pipeline::progress::FrameProgress::new("preview", frames.len() as u64, false);
+    let tiles: Vec<image::RgbImage> = (0..frames.len())
+        .map(|i| {
+            let t = render_tiles(
+                &frames[i..i + 1],
+                &cams[i..i + 1],
+                &labels[i..i + 1],
+                &counts,
+                None,
+                preview_width_scale(counts.len()),
+                |_| colliders.as_ref().map(|c| c.at(i as f64)),
+                |_| Coloring::Shaded,
+            );
+            bar.tick(&labels[i]);
+            t.into_iter().next().expect("one tile")
+        })
+        .collect();
+    bar.finish();
+    let numbers: Vec<i64> = labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            l.strip_prefix("frame ")
+                .and_then(|n| n.parse::<f64>().ok())
+                .map_or(i as i64 + 1, |f| f.round() as i64)
+        })
+        .collect();
+    let written = save_animation(&a.output, &tiles, &numbers, fps)?;
     eprintln!(
-        "{} frame(s), {}×{} pixels, in {:.2} s",
-        frames.len(),
-        img.width(),
-        img.height(),
+        "{} frame(s) at {} fps, {}×{} pixels, in {:.2} s",
+        tiles.len(),
+        fps,
+        width,
+        height,
         started.elapsed().as_secs_f64()
     );
-    output_file(&a.output);
+    for p in written.iter().take(1) {
+        output_file(p);
+    }
     Ok(())
 }

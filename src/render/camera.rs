@@ -43,7 +43,13 @@ impl Camera {
     /// A camera from `view` centred on `center` that shows a box of half extent `radius`
     /// around it.
     pub fn new(view: View, center: Vec3, radius: f32, width: u32, height: u32) -> Camera {
-        let forward = -view.eye();
+        Camera::from_eye(view.eye(), center, radius, width, height)
+    }
+
+    /// A camera looking from unit direction `eye` (from the subject towards the camera, not
+    /// vertical), centred on `center`, showing a box of half extent `radius`.
+    pub fn from_eye(eye: Vec3, center: Vec3, radius: f32, width: u32, height: u32) -> Camera {
+        let forward = -eye.normalize_or(Vec3::Z);
         let right = forward.cross(Vec3::Y).normalize();
         let up = right.cross(forward);
         let scale = 0.5 * width.min(height) as f32 / radius.max(1e-6);
@@ -60,16 +66,21 @@ impl Camera {
 
     /// A camera that frames `points` (with a 5 % border).
     pub fn fit(view: View, points: &[Vec3], width: u32, height: u32) -> Camera {
+        Camera::fit_eye(view.eye(), points, width, height)
+    }
+
+    /// [`Camera::fit`] from unit direction `eye`.
+    pub fn fit_eye(eye: Vec3, points: &[Vec3], width: u32, height: u32) -> Camera {
         let (lo, hi) = points
             .iter()
             .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(l, h), p| {
                 (l.min(*p), h.max(*p))
             });
         if !lo.is_finite() {
-            return Camera::new(view, Vec3::ZERO, 1.0, width, height);
+            return Camera::from_eye(eye, Vec3::ZERO, 1.0, width, height);
         }
         let center = 0.5 * (lo + hi);
-        let c = Camera::new(view, center, 1.0, width, height);
+        let c = Camera::from_eye(eye, center, 1.0, width, height);
         // Half extents on screen along right and up.
         let (mut rx, mut ry) = (0.0f32, 0.0f32);
         for p in points {

@@ -1,14 +1,15 @@
-//! One frame: colliders, then strands over them, depth-tested, shaded, labelled.
+//! One frame: colliders, then strands over them as shaded, shadowed hair ribbons, labelled.
 
 use glam::Vec3;
 use image::RgbImage;
 
 use super::camera::Camera;
-use super::canvas::Canvas;
+use super::film::Film;
 use super::font::draw_text;
+use super::hair::{draw_hair, vertex_widths};
 use super::heat::heat_color;
 use super::shade::Lighting;
-use super::solid::{depth_range, draw_colliders};
+use super::solid::{depth_range, trace_colliders};
 use crate::collide::ColliderFrame;
 
 /// How strands are coloured.
@@ -27,6 +28,10 @@ pub struct FrameStyle<'a> {
     pub coloring: Coloring<'a>,
     /// Text in the top-left corner.
     pub label: Option<&'a str>,
+    /// Per-vertex widths (scene units); none: [`super::hair::DEFAULT_WIDTH`].
+    pub widths: Option<&'a [f32]>,
+    /// Widths are drawn this many times wider ([`super::hair::preview_width_scale`]).
+    pub width_scale: f32,
 }
 
 impl Default for FrameStyle<'_> {
@@ -35,6 +40,8 @@ impl Default for FrameStyle<'_> {
             lighting: Lighting::default(),
             coloring: Coloring::Shaded,
             label: None,
+            widths: None,
+            width_scale: 1.0,
         }
     }
 }
@@ -46,51 +53,41 @@ pub fn background(
     colliders: Option<&ColliderFrame>,
     depth_points: &[Vec3],
     lighting: &Lighting,
-) -> Canvas {
-    let mut canvas = Canvas::new(camera.width, camera.height, lighting.background);
-    if let Some(c) = colliders {
-        let (near, far) = depth_range(
-            camera,
-            depth_points,
-            0.5 * camera.width.max(camera.height) as f32 / camera.scale,
-        );
-        draw_colliders(&mut canvas, camera, c, lighting, near, far);
-    }
-    canvas
+) -> Film {
+    let Some(c) = colliders else {
+        return Film::new(camera.width, camera.height, lighting.background);
+    };
+    let (near, far) = depth_range(
+        camera,
+        depth_points,
+        0.5 * camera.width.max(camera.height) as f32 / camera.scale,
+    );
+    let hits = trace_colliders(camera, c, near, far);
+    Film::with_solids(camera.width, camera.height, lighting.background, &hits, |n| {
+        lighting.solid_parts(n)
+    })
 }
 
-/// Draws strands (`points`, `counts` vertices each) into `canvas`.
-pub fn draw_strands(
-    canvas: &mut Canvas,
-    points: &[Vec3],
-    counts: &[u32],
-    camera: &Camera,
-    style: &FrameStyle,
-) {
-    let l = &style.lighting;
-    let view = -camera.forward;
-    let mut o = 0usize;
-    for &n in counts {
-        let n = n as usize;
-        let s = &points[o..o + n];
-        let colour = |i: usize| -> [f32; 3] {
-            match style.coloring {
-                Coloring::Shaded => {
-                    let t = (s[(i + 1).min(n - 1)] - s[i.saturating_sub(1)]).normalize_or(Vec3::Y);
-                    l.hair(t, view, l.hair)
-                }
-                Coloring::Heat { values, range } => {
-                    heat_color(((values[o + i] - range.0) / (range.1 - range.0).max(1e-12)).clamp(0.0, 1.0))
-                }
-            }
-        };
-        let mut prev = (camera.project(s[0]), colour(0));
-        for (i, p) in s.iter().enumerate().skip(1) {
-            let cur = (camera.project(*p), colour(i));
-            canvas.line(prev.0, cur.0, prev.1, cur.1);
-            prev = cur;
+/// Draws strands (`points`, `counts` vertices each) over `film`.
+pub fn draw_strands(film: &mut Film, points: &[Vec3], counts: &[u32], camera: &Camera, style: &FrameStyle) {
+    let widths = vertex_widths(points.len(), style.widths, style.width_scale);
+    match style.coloring {
+        Coloring::Shaded => draw_hair(film, points, counts, &widths, None, camera, &style.lighting),
+        Coloring::Heat { values, range } => {
+            let colors: Vec<[f32; 3]> = values
+                .iter()
+                .map(|v| heat_color(((v - range.0) / (range.1 - range.0).max(1e-12)).clamp(0.0, 1.0)))
+                .collect();
+            draw_hair(
+                film,
+                points,
+                counts,
+                &widths,
+                Some(&colors),
+                camera,
+                &style.lighting,
+            )
         }
-        o += n;
     }
 }
 
@@ -108,9 +105,9 @@ pub fn render_frame(
     camera: &Camera,
     style: &FrameStyle,
 ) -> RgbImage {
-    let mut canvas = background(camera, colliders, points, &style.lighting);
-    draw_strands(&mut canvas, points, counts, camera, style);
-    let mut img = canvas.resolve();
+    let mut film = background(camera, colliders, points, &style.lighting);
+    draw_strands(&mut film, points, counts, camera, style);
+    let mut img = film.resolve();
     if let Some(text) = style.label {
         label(&mut img, text);
     }

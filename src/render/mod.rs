@@ -1,21 +1,26 @@
-//! Preview pictures: a software strand rasterizer. Strands are drawn as thin lines with depth,
-//! shaded with the Kajiya–Kay hair model; colliders (analytic shapes and distance grids alike)
-//! are drawn by sphere tracing their distance fields. Supersampled for anti-aliasing. Fast
-//! enough to preview every few frames of a job; deterministic (same inputs, same pixels).
+//! Pictures of hair: a software strand renderer. Strands are camera-facing ribbons of their
+//! widths, anti-aliased by coverage and composited back to front ([`hair`]), shaded with
+//! Kajiya–Kay's model and Marschner's two highlights ([`shade`]) and self-shadowed through a
+//! deep opacity map ([`shadow`]); colliders (analytic shapes and distance grids alike) are
+//! drawn beneath by sphere tracing their distance fields ([`solid`]). Multi-threaded and
+//! deterministic: the same inputs give the same pixels for any thread count.
 
+pub mod anim;
 pub mod camera;
-pub mod canvas;
+pub mod film;
 pub mod font;
 pub mod frame;
+pub mod hair;
 pub mod heat;
 pub mod plot;
 pub mod preview;
 pub mod shade;
+pub mod shadow;
 pub mod sheet;
 pub mod solid;
 
 pub use camera::{Camera, View};
-pub use canvas::Canvas;
+pub use film::Film;
 pub use frame::{Coloring, FrameStyle, render_frame};
 pub use sheet::contact_sheet;
 

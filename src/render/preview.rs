@@ -8,6 +8,7 @@ use image::RgbImage;
 
 use super::camera::{Camera, View};
 use super::frame::{FrameStyle, render_frame};
+use super::hair::preview_width_scale;
 use super::sheet::contact_sheet;
 use crate::collide::{BodyParams, Colliders, HeadShape, body};
 use crate::motion::{HeadTrack, Pose};
@@ -20,6 +21,9 @@ pub struct PreviewOptions {
     pub width: u32,
     pub height: u32,
     pub columns: usize,
+    /// Strand widths drawn this many times wider; none: [`preview_width_scale`] of the strand
+    /// count.
+    pub width_scale: Option<f32>,
 }
 
 impl Default for PreviewOptions {
@@ -29,6 +33,7 @@ impl Default for PreviewOptions {
             width: 480,
             height: 480,
             columns: 4,
+            width_scale: None,
         }
     }
 }
@@ -73,11 +78,14 @@ pub fn cameras(reference: &[Vec<Vec3>], opts: &PreviewOptions) -> Vec<Camera> {
 }
 
 /// Renders each frame with its camera; `colliders(i)` gives the colliders of frame i.
+#[allow(clippy::too_many_arguments)]
 pub fn render_tiles<'c>(
     frames: &[Vec<Vec3>],
     cameras: &[Camera],
     labels: &[String],
     counts: &[u32],
+    widths: Option<&[f32]>,
+    width_scale: f32,
     colliders: impl Fn(usize) -> Option<crate::collide::ColliderFrame<'c>>,
     coloring: impl Fn(usize) -> super::frame::Coloring<'c>,
 ) -> Vec<RgbImage> {
@@ -89,6 +97,8 @@ pub fn render_tiles<'c>(
             let style = FrameStyle {
                 label: labels.get(i).map(String::as_str),
                 coloring: coloring(i),
+                widths,
+                width_scale,
                 ..FrameStyle::default()
             };
             render_frame(f, counts, frame.as_ref(), &cameras[i], &style)
@@ -102,6 +112,7 @@ pub fn preview(
     frames: &[Vec<Vec3>],
     labels: &[String],
     counts: &[u32],
+    widths: Option<&[f32]>,
     colliders: Option<&Colliders>,
     opts: &PreviewOptions,
 ) -> RgbImage {
@@ -114,10 +125,28 @@ pub fn preview(
         &cams,
         labels,
         counts,
+        widths,
+        opts.width_scale
+            .unwrap_or_else(|| preview_width_scale(counts.len())),
         |i| colliders.map(|c| c.at(i as f64)),
         |_| super::frame::Coloring::Shaded,
     );
     contact_sheet(&tiles, opts.columns)
+}
+
+/// `n` cameras turning once around the vertical axis through the middle of `points`, from
+/// `opts.view`'s side, all at one scale (the closest that frames every turn).
+pub fn turntable(points: &[Vec3], n: usize, opts: &PreviewOptions) -> Vec<Camera> {
+    let eye = opts.view.eye();
+    let cams: Vec<Camera> = (0..n.max(1))
+        .map(|k| {
+            let turn = glam::Quat::from_rotation_y(std::f32::consts::TAU * k as f32 / n.max(1) as f32);
+            Camera::fit_eye(turn * eye, points, opts.width, opts.height)
+        })
+        .collect();
+    let scale = cams.iter().map(|c| c.scale).fold(f32::INFINITY, f32::min);
+    let center = bbox_center(points);
+    cams.into_iter().map(|c| Camera { scale, center, ..c }).collect()
 }
 
 fn bbox_center(points: &[Vec3]) -> Vec3 {
@@ -165,6 +194,7 @@ mod tests {
             &frames,
             &["A".into(), "B".into()],
             g.counts(),
+            None,
             Some(&colliders),
             &opts,
         );

@@ -5,54 +5,93 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::camera::Camera;
-use super::canvas::{Canvas, SUPERSAMPLE};
-use super::shade::Lighting;
+use super::film::{Hit, SUPERSAMPLE};
 use crate::collide::ColliderFrame;
 
 /// Closest distance at which a ray counts as hitting (scene units).
 const HIT: f32 = 1e-3;
 const MAX_STEPS: usize = 96;
 
-/// Draws the colliders into `canvas`; `near`/`far` bound the depth range searched.
-pub fn draw_colliders(
-    canvas: &mut Canvas,
-    camera: &Camera,
-    colliders: &ColliderFrame,
-    lighting: &Lighting,
-    near: f32,
-    far: f32,
-) {
-    let s = SUPERSAMPLE as f32;
-    let width = canvas.width;
-    // Trace one ray per sample, in parallel over rows; plot afterwards in a fixed order.
-    let hits: Vec<Vec<(u32, f32, [f32; 3])>> = (0..canvas.height)
-        .into_par_iter()
-        .map(|y| {
-            let mut row = Vec::new();
-            for x in 0..width {
-                let (px, py) = ((x as f32 + 0.5) / s, (y as f32 + 0.5) / s);
-                let mut t = near;
-                for _ in 0..MAX_STEPS {
-                    let p = camera.unproject(px, py, t);
-                    let Some(c) = colliders.query(p) else { break };
-                    if c.distance < HIT {
-                        row.push((x, t, lighting.solid(c.normal)));
-                        break;
-                    }
-                    t += c.distance.max(HIT);
-                    if t > far {
-                        break;
-                    }
-                }
-            }
-            row
-        })
-        .collect();
-    for (y, row) in hits.into_iter().enumerate() {
-        for (x, depth, color) in row {
-            canvas.plot(x as i32, y as i32, depth, color);
+/// What a pixel's rays hit: one ray through its centre where the picture is smooth, or
+/// [`SUPERSAMPLE`]² rays (row-major) on a silhouette.
+#[derive(Clone, Debug)]
+pub enum PixelHits {
+    One(Option<Hit>),
+    Many(Box<[Option<Hit>]>),
+}
+
+/// Sphere-traces one ray at picture position (x, y).
+fn trace(camera: &Camera, colliders: &ColliderFrame, x: f32, y: f32, near: f32, far: f32) -> Option<Hit> {
+    let mut t = near;
+    for _ in 0..MAX_STEPS {
+        let p = camera.unproject(x, y, t);
+        let c = colliders.query(p)?;
+        if c.distance < HIT {
+            return Some(Hit {
+                depth: t,
+                point: p,
+                normal: c.normal,
+            });
+        }
+        t += c.distance.max(HIT);
+        if t > far {
+            return None;
         }
     }
+    None
+}
+
+/// The colliders seen by every pixel of a `camera` picture: a ray through each pixel's centre,
+/// then [`SUPERSAMPLE`]² rays in pixels on a silhouette (hit beside miss, or a depth step of
+/// more than two pixels) so edges are anti-aliased; `near`/`far` bound the depths searched.
+pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, far: f32) -> Vec<PixelHits> {
+    let (w, h) = (camera.width as usize, camera.height as usize);
+    let centres: Vec<Option<Hit>> = (0..w * h)
+        .into_par_iter()
+        .map(|k| {
+            trace(
+                camera,
+                colliders,
+                (k % w) as f32 + 0.5,
+                (k / w) as f32 + 0.5,
+                near,
+                far,
+            )
+        })
+        .collect();
+    let step = 2.0 / camera.scale;
+    let s = SUPERSAMPLE as usize;
+    (0..w * h)
+        .into_par_iter()
+        .map(|k| {
+            let (x, y) = (k % w, k / w);
+            let me = centres[k];
+            let edge = (y.saturating_sub(1)..(y + 2).min(h))
+                .flat_map(|j| (x.saturating_sub(1)..(x + 2).min(w)).map(move |i| j * w + i))
+                .any(|n| match (me, centres[n]) {
+                    (Some(a), Some(b)) => (a.depth - b.depth).abs() > step,
+                    (None, None) => false,
+                    _ => true,
+                });
+            if !edge {
+                return PixelHits::One(me);
+            }
+            let many: Vec<Option<Hit>> = (0..s * s)
+                .map(|q| {
+                    let (sx, sy) = ((q % s) as f32 + 0.5, (q / s) as f32 + 0.5);
+                    trace(
+                        camera,
+                        colliders,
+                        x as f32 + sx / s as f32,
+                        y as f32 + sy / s as f32,
+                        near,
+                        far,
+                    )
+                })
+                .collect();
+            PixelHits::Many(many.into_boxed_slice())
+        })
+        .collect()
 }
 
 /// Depth range (near, far) that contains `points` as seen by `camera`, padded by `pad`.

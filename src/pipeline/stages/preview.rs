@@ -26,6 +26,8 @@ pub const SHEET: Artefact = Artefact::new(NAME, "preview.png");
 pub const SHEET_GT: Artefact = Artefact::new(NAME, "preview_gt.png");
 pub const COMPARE: Artefact = Artefact::new(NAME, "compare.png");
 pub const WHERE: Artefact = Artefact::new(NAME, "where.png");
+/// Every picked frame: ground truth | first method | its error, animated.
+pub const ANIMATION: Artefact = Artefact::new(NAME, "compare.apng");
 pub const FIGURES: Artefact = Artefact::new(NAME, "preview.json");
 
 pub struct Preview;
@@ -118,9 +120,11 @@ fn preview(cx: &Ctx) -> Result<Vec<String>> {
         width,
         height,
         columns: job.preview.columns.max(1),
+        width_scale: None,
     };
     let scene = prepare::scene(cx)?;
     let counts = scene.groom.groom.counts().to_vec();
+    let widths = scene.groom.groom.vertex_widths();
     let colliders = &scene.colliders;
     let frames = picked(job.first, job.last, job.preview.every);
     let (gt, rows) = frames_of(cx, &frames)?;
@@ -140,9 +144,14 @@ fn preview(cx: &Ctx) -> Result<Vec<String>> {
         })
         .collect();
     let scale = error_scale(&errors);
-    let style = FrameStyle::default();
+    let style = FrameStyle {
+        widths: widths.as_deref(),
+        width_scale: crate::render::hair::preview_width_scale(counts.len()),
+        ..FrameStyle::default()
+    };
     let (mut gt_tiles, mut m_tiles, mut compare) = (Vec::new(), Vec::new(), Vec::new());
     let mut where_tiles = Vec::new();
+    let mut animation = Vec::new();
     let mut images: Vec<Vec<FrameImage>> = vec![Vec::new(); rows.len()];
     let shown = rows.len().min(COMPARED_ROWS);
     for (i, &f) in frames.iter().enumerate() {
@@ -187,19 +196,33 @@ fn preview(cx: &Ctx) -> Result<Vec<String>> {
             .map(|(m, l)| labelled(m, format!("{l}, frame {f}")))
             .collect();
         let m = pictures[0].clone();
-        if let Some(c) = chosen.iter().position(|&x| x == i) {
-            let heat_style = FrameStyle {
-                coloring: Coloring::Heat {
-                    values: &errors[c],
-                    range: (0.0, scale),
-                },
-                ..FrameStyle::default()
-            };
-            let mut heat = labelled(
-                over(&method[i], &heat_style),
-                format!("{} error, frame {f}", labels[0]),
-            );
-            legend(&mut heat, scale, "cm");
+        // The first method's error at this frame, as heat on its strands.
+        let frame_errors: Vec<f32>;
+        let values = match chosen.iter().position(|&x| x == i) {
+            Some(c) => &errors[c],
+            None => {
+                frame_errors = gt[i]
+                    .iter()
+                    .zip(&method[i])
+                    .map(|(a, b)| a.distance(*b))
+                    .collect();
+                &frame_errors
+            }
+        };
+        let heat_style = FrameStyle {
+            coloring: Coloring::Heat {
+                values,
+                range: (0.0, scale),
+            },
+            ..style
+        };
+        let mut heat = labelled(
+            over(&method[i], &heat_style),
+            format!("{} error, frame {f}", labels[0]),
+        );
+        legend(&mut heat, scale, "cm");
+        animation.push(contact_sheet(&[g.clone(), m.clone(), heat.clone()], 3));
+        if chosen.contains(&i) {
             compare.push(g.clone());
             compare.extend(pictures[..shown].iter().cloned());
             compare.push(heat);
@@ -213,6 +236,10 @@ fn preview(cx: &Ctx) -> Result<Vec<String>> {
         save_png(cx, COMPARE, &contact_sheet(&compare, shown + 2))?,
         save_png(cx, WHERE, &contact_sheet(&where_tiles, shown))?,
     ];
+    // Played at the job's rate over the frames picked.
+    let fps = job.fps / job.preview.every.max(1) as f64;
+    crate::render::anim::save_animation(&cx.path(ANIMATION), &animation, &frames, fps)?;
+    out.push(ANIMATION.path.to_string());
     out.push(cx.write_json(FIGURES.path, &figures(images, &job.rows, scale))?);
     Ok(out)
 }

@@ -64,7 +64,7 @@ fn report(cx: &Ctx) -> Result<Vec<String>> {
     }
     if preview.is_some() {
         md.push_str(&format!(
-            "\n## Previews\n\nThe result of `{}` (every {} frames):\n\n![result](preview.png)\n\nThe ground truth:\n\n![ground truth](preview_gt.png)\n\nGround truth | {} | error of `{}` (vertex distance, colour scale in the legend):\n\n![comparison](compare.png)\n",
+            "\n## Previews\n\nThe result of `{}` (every {} frames):\n\n![result](preview.png)\n\nThe ground truth:\n\n![ground truth](preview_gt.png)\n\nGround truth | {} | error of `{}` (vertex distance, colour scale in the legend):\n\n![comparison](compare.png)\n\nThe same, animated over every previewed frame:\n\n![animated comparison](compare.apng)\n",
             job.rows[0].key,
             job.preview.every,
             job.rows.iter().take(3).map(|r| format!("`{}`", r.key)).collect::<Vec<_>>().join(" | "),
@@ -271,7 +271,7 @@ fn against_truth(m: &MetricsFile, preview: Option<&PreviewReport>) -> String {
         })
         .collect();
     md.push_str(&markdown(&rows));
-    md.push_str("\nRMSE over every vertex of every frame; max: the worst vertex of any strand and frame; length error per strand against the ground truth's; tangent: mean angle between corresponding segments; penetrating: share of non-root vertices inside a solid (head, body, props); jitter: mean ‖x(t) − 2x(t−1) + x(t−2)‖ (the ground truth's in brackets); remote interactions (000 §5.7): of each sampled particle's 50 nearest particles of other strands, the share whose strand is rooted more than 16/128 away in root UV (the ground truth's in brackets), and the share of the ground truth's such pairs the method keeps; preview PSNR / SSIM: the method's preview pictures against the ground truth's, same camera. Oracle rows feed the method the ground truth's own guide strands: their error is the interpolation's alone.\n\n![error per frame](error.png)\n");
+    md.push_str("\nRMSE over every vertex of every frame; max: the worst vertex of any strand and frame; length error per strand against the ground truth's; tangent: mean angle between corresponding segments; penetrating: share of non-root vertices inside a solid (head, body, props); jitter: mean ‖x(t) − 2x(t−1) + x(t−2)‖ (the ground truth's in brackets); remote interactions (000 §5.7): of each sampled particle's 50 nearest particles of other strands, the share whose strand is rooted more than 16/128 away in root UV (the ground truth's in brackets), and the share of the ground truth's such pairs the method keeps; preview PSNR / SSIM: the method's rendered pictures (shaded, self-shadowed hair ribbons over the head) against the ground truth's, same camera, light and widths. Oracle rows feed the method the ground truth's own guide strands: their error is the interpolation's alone.\n\n![error per frame](error.png)\n");
     md
 }
 
