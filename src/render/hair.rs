@@ -145,7 +145,8 @@ struct Segment {
 pub fn composite(film: &mut Film, verts: &[Vertex], counts: &[u32]) {
     let (w, h) = (film.width, film.height);
     // Segments in view, keyed far to near.
-    let mut keyed: Vec<(f32, u32)> = Vec::with_capacity(verts.len());
+    // Keys: the middle's depth, far first, as bits that sort like the float, then the index.
+    let mut keyed: Vec<u64> = Vec::with_capacity(verts.len());
     let mut segs: Vec<Segment> = Vec::with_capacity(verts.len());
     let mut o = 0usize;
     for &n in counts {
@@ -162,7 +163,7 @@ pub fn composite(film: &mut Film, verts: &[Vertex], counts: &[u32]) {
             {
                 continue;
             }
-            keyed.push((-(a.z + b.z), segs.len() as u32));
+            keyed.push(((order_bits(-(a.z + b.z)) as u64) << 32) | segs.len() as u64);
             segs.push(Segment {
                 first: i as u32,
                 starts: i == o,
@@ -171,13 +172,13 @@ pub fn composite(film: &mut Film, verts: &[Vertex], counts: &[u32]) {
         }
         o += n;
     }
-    keyed.par_sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    keyed.par_sort_unstable();
     // The segments with their vertices, in drawing order: the bands below read them in order
     // instead of gathering vertices from all over memory.
     let ordered: Vec<(Vertex, Vertex, bool, bool)> = keyed
         .par_iter()
-        .map(|&(_, s)| {
-            let seg = segs[s as usize];
+        .map(|&key| {
+            let seg = segs[(key & 0xffff_ffff) as usize];
             let i = seg.first as usize;
             (verts[i], verts[i + 1], seg.starts, seg.ends)
         })
@@ -208,6 +209,12 @@ pub fn composite(film: &mut Film, verts: &[Vertex], counts: &[u32]) {
                 draw_segment(color, depth, w, y0, rows, a, b, *starts, *ends);
             }
         });
+}
+
+/// Bits of `f` that sort as `f.total_cmp` does.
+fn order_bits(f: f32) -> u32 {
+    let b = f.to_bits();
+    if b & 0x8000_0000 != 0 { !b } else { b | 0x8000_0000 }
 }
 
 /// `v.floor()` as an integer without a libm call (the baseline x86-64 target has no SSE4.1
@@ -399,6 +406,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn depth_keys_sort_as_the_floats() {
+        let v = [-3.5f32, -0.0, 0.0, 1e-20, 2.0, -1e30, 7.25, -1e-20];
+        let mut by_bits = v.to_vec();
+        by_bits.sort_by_key(|f| order_bits(*f));
+        let mut by_float = v.to_vec();
+        by_float.sort_by(f32::total_cmp);
+        assert_eq!(
+            by_bits.iter().map(|f| f.to_bits()).collect::<Vec<_>>(),
+            by_float.iter().map(|f| f.to_bits()).collect::<Vec<_>>()
+        );
     }
 
     #[test]

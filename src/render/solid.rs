@@ -41,25 +41,81 @@ fn trace(camera: &Camera, colliders: &ColliderFrame, x: f32, y: f32, near: f32, 
     None
 }
 
-/// The colliders seen by every pixel of a `camera` picture: a ray through each pixel's centre,
-/// then [`SUPERSAMPLE`]² rays in pixels on a silhouette (hit beside miss, or a depth step of
+/// The colliders seen by every pixel of a `camera` picture: a ray through each pixel's centre
+/// (or a blend of its neighbours' where the surface is smooth), then [`SUPERSAMPLE`]² rays in pixels on a silhouette (hit beside miss, or a depth step of
 /// more than two pixels) so edges are anti-aliased; `near`/`far` bound the depths searched.
 pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, far: f32) -> Vec<PixelHits> {
     let (w, h) = (camera.width as usize, camera.height as usize);
+    let step = 2.0 / camera.scale;
+    // Rays through every other pixel of every other row first; a pixel between four (or two)
+    // of them that all miss misses, one between hits close in depth takes their bilinear
+    // blend (the surface is smooth there), and any other pixel is traced.
+    let coarse: Vec<Option<Hit>> = (0..w * h)
+        .into_par_iter()
+        .map(|k| {
+            let (x, y) = (k % w, k / w);
+            if x % 2 == 0 && y % 2 == 0 {
+                trace(camera, colliders, x as f32 + 0.5, y as f32 + 0.5, near, far)
+            } else {
+                None
+            }
+        })
+        .collect();
     let centres: Vec<Option<Hit>> = (0..w * h)
         .into_par_iter()
         .map(|k| {
-            trace(
-                camera,
-                colliders,
-                (k % w) as f32 + 0.5,
-                (k / w) as f32 + 0.5,
-                near,
-                far,
-            )
+            let (x, y) = (k % w, k / w);
+            if x % 2 == 0 && y % 2 == 0 {
+                return coarse[k];
+            }
+            let (x0, y0) = (x & !1, y & !1);
+            let xs = if x % 2 == 1 && x0 + 2 < w {
+                [x0, x0 + 2]
+            } else {
+                [x0, x0]
+            };
+            let ys = if y % 2 == 1 && y0 + 2 < h {
+                [y0, y0 + 2]
+            } else {
+                [y0, y0]
+            };
+            let (fx, fy) = (
+                if xs[0] == xs[1] { 0.0 } else { 0.5 },
+                if ys[0] == ys[1] { 0.0 } else { 0.5 },
+            );
+            let corners = [
+                (coarse[ys[0] * w + xs[0]], (1.0 - fx) * (1.0 - fy)),
+                (coarse[ys[0] * w + xs[1]], fx * (1.0 - fy)),
+                (coarse[ys[1] * w + xs[0]], (1.0 - fx) * fy),
+                (coarse[ys[1] * w + xs[1]], fx * fy),
+            ];
+            if corners.iter().all(|(c, _)| c.is_none()) {
+                return None;
+            }
+            if corners.iter().all(|(c, _)| c.is_some()) {
+                let (lo, hi) = corners
+                    .iter()
+                    .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, u), (c, _)| {
+                        let d = c.expect("all hit").depth;
+                        (l.min(d), u.max(d))
+                    });
+                if hi - lo < step {
+                    let (mut depth, mut normal) = (0.0f32, Vec3::ZERO);
+                    for (c, wt) in &corners {
+                        let c = c.expect("all hit");
+                        depth += wt * c.depth;
+                        normal += *wt * c.normal;
+                    }
+                    return Some(Hit {
+                        depth,
+                        point: camera.unproject(x as f32 + 0.5, y as f32 + 0.5, depth),
+                        normal: normal.normalize_or(Vec3::Z),
+                    });
+                }
+            }
+            trace(camera, colliders, x as f32 + 0.5, y as f32 + 0.5, near, far)
         })
         .collect();
-    let step = 2.0 / camera.scale;
     let s = SUPERSAMPLE as usize;
     (0..w * h)
         .into_par_iter()
