@@ -36,46 +36,18 @@ fn rmse(a: &[Vec3], b: &[Vec3]) -> f64 {
         .sqrt()
 }
 
-#[test]
-#[ignore = "needs Blender's bpy (TRESS_BLENDER_PYTHON); run with --include-ignored, as .ci/run does"]
-fn tress_and_cycles_rank_the_methods_pictures_alike() {
-    let bpy = common::tool_from_env(
-        "tress_and_cycles_rank_the_methods_pictures_alike",
-        "TRESS_BLENDER_PYTHON",
-        "a python with Blender's bpy",
-    );
-    let dir = common::temp_dir("render-cycles");
-    // A short violent shot with few guides: methods of clearly different error.
-    std::fs::write(
-        dir.join("job.toml"),
-        r#"extends = "default"
-name = "cycles"
-output = "out"
-frames = "1001-1012"
-[groom]
-preset = "straight"
-strands = 300
-[motion]
-preset = "violent"
-[guides]
-count = 12
-methods = ["idw", "nearest"]
-oracle = false
-[preview]
-every = 6
-size = "64x64"
-"#,
-    )
-    .unwrap();
-    common::tress_ok(&["run", dir.join("job.toml").to_str().unwrap()]);
+/// Renders the last frame of the ground truth, of `methods` (a finished job's row caches in
+/// `out/parts/METHOD.RANGE.tcache`) and of the rest groom carried by the roots with tress and with
+/// Cycles at `size`², asserts both rank the methods' PSNR alike, and returns the table.
+fn rank_alike(bpy: &Path, dir: &Path, methods: &[&str], range: &str, size: u32) -> Vec<String> {
     let out = dir.join("out");
     let (gt, counts) = last_frame(&out.join("gt.tcache"));
-    let mut methods: Vec<(String, Vec<Vec3>)> = ["idw", "nearest"]
+    let mut methods: Vec<(String, Vec<Vec3>)> = methods
         .iter()
         .map(|m| {
             (
                 m.to_string(),
-                last_frame(&out.join(format!("parts/{m}.1001-1012.tcache"))).0,
+                last_frame(&out.join(format!("parts/{m}.{range}.tcache"))).0,
             )
         })
         .collect();
@@ -90,7 +62,7 @@ size = "64x64"
         .collect();
     let pose = tress::motion::fit::root_poses(&[rest.clone(), gt.clone()], &counts)[1];
     methods.push(("rest".into(), rest.iter().map(|p| pose.apply_f32(*p)).collect()));
-    let (w, h) = (160u32, 160u32);
+    let (w, h) = (size, size);
     let camera = Camera::fit(View::ThreeQuarter, &gt, w, h);
     let lighting = Lighting::default();
     let width = DEFAULT_WIDTH * preview_width_scale(counts.len());
@@ -154,5 +126,75 @@ size = "64x64"
     // Both pictures of the ground truth show hair: not all background.
     let bg = tress_gt.get_pixel(0, 0);
     assert!(tress_gt.pixels().filter(|p| *p != bg).count() > 1000);
+    table
+}
+
+#[test]
+#[ignore = "needs Blender's bpy (TRESS_BLENDER_PYTHON); run with --include-ignored, as .ci/run does"]
+fn tress_and_cycles_rank_the_methods_pictures_alike() {
+    let bpy = common::tool_from_env(
+        "tress_and_cycles_rank_the_methods_pictures_alike",
+        "TRESS_BLENDER_PYTHON",
+        "a python with Blender's bpy",
+    );
+    let dir = common::temp_dir("render-cycles");
+    // A short violent shot with few guides: methods of clearly different error.
+    std::fs::write(
+        dir.join("job.toml"),
+        r#"extends = "default"
+name = "cycles"
+output = "out"
+frames = "1001-1012"
+[groom]
+preset = "straight"
+strands = 300
+[motion]
+preset = "violent"
+[guides]
+count = 12
+methods = ["idw", "nearest"]
+oracle = false
+[preview]
+every = 6
+size = "64x64"
+"#,
+    )
+    .unwrap();
+    common::tress_ok(&["run", dir.join("job.toml").to_str().unwrap()]);
+    rank_alike(&bpy, &dir, &["idw", "nearest"], "1001-1012", 160);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The same on the quickstart job's rows (IDW, the nearest guide, static skinning fitted on
+/// `gentle`, and the rest groom), at the quickstart's preview size.
+#[test]
+#[ignore = "needs Blender's bpy (TRESS_BLENDER_PYTHON); run with --include-ignored, as .ci/run does"]
+fn tress_and_cycles_rank_the_quickstarts_rows_alike() {
+    let bpy = common::tool_from_env(
+        "tress_and_cycles_rank_the_quickstarts_rows_alike",
+        "TRESS_BLENDER_PYTHON",
+        "a python with Blender's bpy",
+    );
+    let dir = common::temp_dir("render-cycles-quickstart");
+    let quickstart = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart.toml");
+    std::fs::write(
+        dir.join("job.toml"),
+        format!(
+            r#"extends = {:?}
+name = "quickstart-cycles"
+output = "out"
+[guides]
+methods = ["idw", "nearest", "static"]
+oracle = false
+[training]
+motion = "gentle"
+frames = "1001-1100"
+"#,
+            quickstart.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    common::tress_ok(&["run", dir.join("job.toml").to_str().unwrap()]);
+    rank_alike(&bpy, &dir, &["idw", "nearest", "static"], "1001-1048", 320);
     std::fs::remove_dir_all(&dir).ok();
 }
