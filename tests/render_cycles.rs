@@ -129,18 +129,22 @@ fn rank_alike(bpy: &Path, dir: &Path, methods: &[&str], range: &str, size: u32) 
     table
 }
 
+/// Runs the job `toml` (its output in `out/`) in a fresh folder and [`rank_alike`]s its rows.
+fn run_and_rank(test: &str, toml: &str, methods: &[&str], range: &str, size: u32) {
+    let bpy = common::tool_from_env(test, "TRESS_BLENDER_PYTHON", "a python with Blender's bpy");
+    let dir = common::temp_dir(test);
+    std::fs::write(dir.join("job.toml"), toml).unwrap();
+    common::tress_ok(&["run", dir.join("job.toml").to_str().unwrap()]);
+    rank_alike(&bpy, &dir, methods, range, size);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 #[ignore = "needs Blender's bpy (TRESS_BLENDER_PYTHON); run with --include-ignored, as .ci/run does"]
 fn tress_and_cycles_rank_the_methods_pictures_alike() {
-    let bpy = common::tool_from_env(
-        "tress_and_cycles_rank_the_methods_pictures_alike",
-        "TRESS_BLENDER_PYTHON",
-        "a python with Blender's bpy",
-    );
-    let dir = common::temp_dir("render-cycles");
     // A short violent shot with few guides: methods of clearly different error.
-    std::fs::write(
-        dir.join("job.toml"),
+    run_and_rank(
+        "tress_and_cycles_rank_the_methods_pictures_alike",
         r#"extends = "default"
 name = "cycles"
 output = "out"
@@ -158,11 +162,10 @@ oracle = false
 every = 6
 size = "64x64"
 "#,
-    )
-    .unwrap();
-    common::tress_ok(&["run", dir.join("job.toml").to_str().unwrap()]);
-    rank_alike(&bpy, &dir, &["idw", "nearest"], "1001-1012", 160);
-    std::fs::remove_dir_all(&dir).ok();
+        &["idw", "nearest"],
+        "1001-1012",
+        160,
+    );
 }
 
 /// The same on the quickstart job's rows (IDW, the nearest guide, static skinning fitted on
@@ -170,16 +173,10 @@ size = "64x64"
 #[test]
 #[ignore = "needs Blender's bpy (TRESS_BLENDER_PYTHON); run with --include-ignored, as .ci/run does"]
 fn tress_and_cycles_rank_the_quickstarts_rows_alike() {
-    let bpy = common::tool_from_env(
-        "tress_and_cycles_rank_the_quickstarts_rows_alike",
-        "TRESS_BLENDER_PYTHON",
-        "a python with Blender's bpy",
-    );
-    let dir = common::temp_dir("render-cycles-quickstart");
     let quickstart = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart.toml");
-    std::fs::write(
-        dir.join("job.toml"),
-        format!(
+    run_and_rank(
+        "tress_and_cycles_rank_the_quickstarts_rows_alike",
+        &format!(
             r#"extends = {:?}
 name = "quickstart-cycles"
 output = "out"
@@ -192,9 +189,8 @@ frames = "1001-1100"
 "#,
             quickstart.to_str().unwrap()
         ),
-    )
-    .unwrap();
-    common::tress_ok(&["run", dir.join("job.toml").to_str().unwrap()]);
-    rank_alike(&bpy, &dir, &["idw", "nearest", "static"], "1001-1048", 320);
-    std::fs::remove_dir_all(&dir).ok();
+        &["idw", "nearest", "static"],
+        "1001-1048",
+        320,
+    );
 }

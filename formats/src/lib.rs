@@ -27,7 +27,7 @@ pub mod velocity;
 
 pub use error::{Error, ErrorKind, InFile, Result};
 pub use mesh::TriMesh;
-pub use strands::{Attr, StrandAttrs, Strands};
+pub use strands::{Attr, StrandAttrs, Strands, offsets_of};
 
 /// A path's extension in lower case (`Hair.ABC` → `abc`), if it has one that is text.
 pub fn extension(path: &std::path::Path) -> Option<String> {

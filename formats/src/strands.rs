@@ -174,6 +174,19 @@ impl StrandAttrs {
     }
 }
 
+/// Offset of the first point of each strand of `counts` points, plus the total at the end
+/// (`n + 1` entries).
+pub fn offsets_of(counts: &[u32]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(counts.len() + 1);
+    let mut acc = 0usize;
+    out.push(0);
+    for &c in counts {
+        acc += c as usize;
+        out.push(acc);
+    }
+    out
+}
+
 /// Curves as stored in a file: flat points, vertex count per strand, optional attributes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Strands {
@@ -216,14 +229,7 @@ impl Strands {
 
     /// Offset of each strand's first point, plus the total at the end (`n + 1` entries).
     pub fn offsets(&self) -> Vec<usize> {
-        let mut out = Vec::with_capacity(self.counts.len() + 1);
-        let mut acc = 0usize;
-        out.push(0);
-        for &c in &self.counts {
-            acc += c as usize;
-            out.push(acc);
-        }
-        out
+        offsets_of(&self.counts)
     }
 }
 

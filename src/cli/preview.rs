@@ -72,7 +72,7 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
     }
     let mut fps = a.fps;
     // Frames and their labels.
-    let (counts, frames, labels) = if is_cache_path(&a.input)
+    let (counts, frames, labels, numbers) = if is_cache_path(&a.input)
         || a.input.extension().is_some_and(|e| e.eq_ignore_ascii_case("abc"))
             && open_source(&a.input, None, a.fps).is_ok()
     {
@@ -99,11 +99,13 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
             .collect();
         let mut frames = Vec::new();
         let mut labels = Vec::new();
+        let mut numbers = Vec::new();
         for &i in &chosen {
             frames.push(src.read(i)?.into_iter().map(Vec3::from_array).collect::<Vec<_>>());
             labels.push(format!("frame {}", info.frames[i]));
+            numbers.push(info.frames[i].round() as i64);
         }
-        (info.topology.counts.clone(), frames, labels)
+        (info.topology.counts.clone(), frames, labels, numbers)
     } else {
         let mut g = read_groom(&a.input, &ReadOptions::default())?.groom;
         Transform {
@@ -115,6 +117,7 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
             g.counts().to_vec(),
             vec![g.points().to_vec()],
             vec![String::new()],
+            vec![1],
         )
     };
     let head = head_from_spec(
@@ -146,24 +149,23 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
         output_file(&a.output);
         return Ok(());
     }
-    // An animation: a still groom turns in N frames; a cache plays (turning if asked).
-    let (frames, labels) = match a.turntable {
-        Some(n) if frames.len() == 1 => (
-            vec![frames[0].clone(); n.max(2)],
-            vec![labels[0].clone(); n.max(2)],
-        ),
-        _ => (frames, labels),
+    // An animation: a still groom turns in N frames (drawn from its one frame); a cache plays
+    // (turning if asked).
+    let shown = match a.turntable {
+        Some(n) if frames.len() == 1 => n.max(2),
+        _ => frames.len(),
     };
     let cams = match a.turntable {
-        Some(_) => turntable(&frames[0], frames.len(), &opts),
+        Some(_) => turntable(&frames[0], shown, &opts),
         None => cameras(&frames, &opts),
     };
-    let mut bar = crate::pipeline::progress::FrameProgress::new("preview", frames.len() as u64, false);
-    let tiles: Vec<image::RgbImage> = (0..frames.len())
-        .map(|i| {
+    let mut bar = crate::pipeline::progress::FrameProgress::new("preview", shown as u64, false);
+    let tiles: Vec<image::RgbImage> = (0..shown)
+        .map(|k| {
+            let i = k.min(frames.len() - 1);
             let t = render_tiles(
                 &frames[i..i + 1],
-                &cams[i..i + 1],
+                &cams[k..k + 1],
                 &labels[i..i + 1],
                 &counts,
                 None,
@@ -171,20 +173,16 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
                 |_| colliders.as_ref().map(|c| c.at(i as f64)),
                 |_| Coloring::Shaded,
             );
-            bar.tick(&labels[i]);
+            bar.tick(k + 1);
             t.into_iter().next().expect("one tile")
         })
         .collect();
     bar.finish();
-    let numbers: Vec<i64> = labels
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            l.strip_prefix("frame ")
-                .and_then(|n| n.parse::<f64>().ok())
-                .map_or(i as i64 + 1, |f| f.round() as i64)
-        })
-        .collect();
+    let numbers: Vec<i64> = if shown == numbers.len() {
+        numbers
+    } else {
+        (1..=shown as i64).collect()
+    };
     let written = save_animation(&a.output, &tiles, &numbers, fps)?;
     eprintln!(
         "{} frame(s) at {} fps, {}×{} pixels, in {:.2} s",

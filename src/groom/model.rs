@@ -67,13 +67,7 @@ impl Groom {
                 points.len()
             )));
         }
-        let mut offsets = Vec::with_capacity(counts.len() + 1);
-        let mut acc = 0usize;
-        offsets.push(0);
-        for &c in &counts {
-            acc += c as usize;
-            offsets.push(acc);
-        }
+        let offsets = tress_formats::offsets_of(&counts);
         let groom = Groom {
             points,
             counts,

@@ -1,11 +1,13 @@
 //! Animated pictures: APNG (full colour, what reports embed), GIF (256 colours per frame,
-//! what every viewer plays) and numbered PNG sequences (`frames.####.png`), chosen by the
+//! what every viewer plays) and numbered PNG sequences (`frames.####.png`, the `#` run as in PLY
+//! sequences), chosen by the
 //! output path. Every file is written atomically.
 
 use std::path::{Path, PathBuf};
 
 use image::RgbImage;
 
+use crate::cache::ply_sequence::Pattern;
 use crate::error::{Error, Result};
 
 /// How an animation is written, from its path.
@@ -25,29 +27,12 @@ impl AnimFormat {
             Some(AnimFormat::Apng)
         } else if name.ends_with(".gif") {
             Some(AnimFormat::Gif)
-        } else if name.ends_with(".png") && name.contains('#') {
+        } else if name.ends_with(".png") && Pattern::parse(path).is_some() {
             Some(AnimFormat::Sequence)
         } else {
             None
         }
     }
-}
-
-/// The path of frame `n` of a `####` sequence pattern.
-pub fn sequence_path(pattern: &Path, n: i64) -> PathBuf {
-    let name = pattern
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let start = name.find('#').unwrap_or(0);
-    let width = name[start..].chars().take_while(|&c| c == '#').count();
-    let num = if n < 0 {
-        format!("-{:0w$}", -n, w = width.saturating_sub(1))
-    } else {
-        format!("{n:0width$}")
-    };
-    let file = format!("{}{}{}", &name[..start], num, &name[start + width..]);
-    pattern.with_file_name(file)
 }
 
 /// Writes `frames` (same size) to `path` at `fps`, looping; `numbers` name the frames of a
@@ -107,9 +92,10 @@ pub fn save_animation(path: &Path, frames: &[RgbImage], numbers: &[i64], fps: f6
             Ok(vec![path.to_path_buf()])
         }
         AnimFormat::Sequence => {
+            let pattern = Pattern::parse(path).expect("AnimFormat::of parsed it");
             let mut out = Vec::new();
             for (i, f) in frames.iter().enumerate() {
-                let p = sequence_path(path, numbers.get(i).copied().unwrap_or(i as i64));
+                let p = pattern.path(numbers.get(i).copied().unwrap_or(i as i64));
                 super::save_png(&p, f)?;
                 out.push(p);
             }

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use super::camera::Camera;
 use super::film::Film;
 use super::shade::Lighting;
-use super::shadow::{DeepOpacity, offsets};
+use super::shadow::DeepOpacity;
 
 /// Width of strands that carry none (cm): a human hair, 80 µm.
 pub const DEFAULT_WIDTH: f32 = 0.008;
@@ -94,7 +94,7 @@ pub fn shade(
     lighting: &Lighting,
 ) -> Vec<[f32; 3]> {
     let view = -camera.forward;
-    let offs = offsets(counts);
+    let offs = tress_formats::offsets_of(counts);
     let mut out = vec![[0.0f32; 3]; points.len()];
     let mut parts: Vec<&mut [[f32; 3]]> = Vec::with_capacity(counts.len());
     let mut rest = out.as_mut_slice();

@@ -90,7 +90,7 @@ impl DeepOpacity {
             summed: vec![0.0; res * res * LAYERS],
             opacity,
         };
-        let offsets = offsets(counts);
+        let offsets = tress_formats::offsets_of(counts);
         let chunk = counts.len().div_ceil(CHUNKS).max(1);
         let ranges: Vec<(usize, usize)> = (0..counts.len())
             .step_by(chunk)
@@ -315,17 +315,6 @@ fn blur_layers(v: &mut [f32], res: usize, sigma: f32) {
     let h = pass(v, (1, 0));
     let out = pass(&h, (0, 1));
     v.copy_from_slice(&out);
-}
-
-/// First vertex of every strand.
-pub fn offsets(counts: &[u32]) -> Vec<usize> {
-    let mut o = Vec::with_capacity(counts.len());
-    let mut s = 0usize;
-    for &n in counts {
-        o.push(s);
-        s += n as usize;
-    }
-    o
 }
 
 #[cfg(test)]

@@ -50,23 +50,22 @@ pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, fa
     // Rays through every other pixel of every other row first; a pixel between four (or two)
     // of them that all miss misses, one between hits close in depth takes their bilinear
     // blend (the surface is smooth there), and any other pixel is traced.
-    let coarse: Vec<Option<Hit>> = (0..w * h)
+    let cw = w.div_ceil(2);
+    let coarse: Vec<Option<Hit>> = (0..cw * h.div_ceil(2))
         .into_par_iter()
         .map(|k| {
-            let (x, y) = (k % w, k / w);
-            if x % 2 == 0 && y % 2 == 0 {
-                trace(camera, colliders, x as f32 + 0.5, y as f32 + 0.5, near, far)
-            } else {
-                None
-            }
+            let (x, y) = (2 * (k % cw), 2 * (k / cw));
+            trace(camera, colliders, x as f32 + 0.5, y as f32 + 0.5, near, far)
         })
         .collect();
+    // The lattice ray through (even) pixel x, y.
+    let at = |x: usize, y: usize| coarse[(y / 2) * cw + x / 2];
     let centres: Vec<Option<Hit>> = (0..w * h)
         .into_par_iter()
         .map(|k| {
             let (x, y) = (k % w, k / w);
             if x % 2 == 0 && y % 2 == 0 {
-                return coarse[k];
+                return at(x, y);
             }
             let (x0, y0) = (x & !1, y & !1);
             let xs = if x % 2 == 1 && x0 + 2 < w {
@@ -84,10 +83,10 @@ pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, fa
                 if ys[0] == ys[1] { 0.0 } else { 0.5 },
             );
             let corners = [
-                (coarse[ys[0] * w + xs[0]], (1.0 - fx) * (1.0 - fy)),
-                (coarse[ys[0] * w + xs[1]], fx * (1.0 - fy)),
-                (coarse[ys[1] * w + xs[0]], (1.0 - fx) * fy),
-                (coarse[ys[1] * w + xs[1]], fx * fy),
+                (at(xs[0], ys[0]), (1.0 - fx) * (1.0 - fy)),
+                (at(xs[1], ys[0]), fx * (1.0 - fy)),
+                (at(xs[0], ys[1]), (1.0 - fx) * fy),
+                (at(xs[1], ys[1]), fx * fy),
             ];
             if corners.iter().all(|(c, _)| c.is_none()) {
                 return None;
