@@ -14,7 +14,9 @@ use crate::groom::{GroomParams, Style, generate};
 use crate::motion::{HeadTrack, Pose};
 use crate::render::camera::{Camera, View};
 use crate::render::frame::background;
-use crate::render::hair::{composite, project, shade, vertex_light, vertex_widths};
+use crate::render::hair::{
+    draw_segments, project, segments_in_view, shade, used_vertices, vertex_light, vertex_widths,
+};
 use crate::render::shade::Lighting;
 
 #[derive(Debug, Serialize)]
@@ -34,8 +36,9 @@ pub struct RenderSpeed {
     /// Baselines in the same run: the frame without self-shadowing, and hair alone.
     pub no_shadows_seconds_per_frame: f64,
     pub hair_only_seconds_per_frame: f64,
-    /// Segments drawn.
+    /// Segments of the groom, and those drawn (in the picture and not behind the head).
     pub segments: usize,
+    pub segments_in_view: usize,
 }
 
 pub fn run(strands: usize, points: usize, size: u32, threads: usize, runs: usize) -> Result<RenderSpeed> {
@@ -81,16 +84,28 @@ pub fn run(strands: usize, points: usize, size: u32, threads: usize, runs: usize
         let t = Instant::now();
         let mut film = background(&camera, Some(&at), pts, &lighting);
         let head_s = t.elapsed().as_secs_f64();
+        // The ribbons' phase: projection, culling, sorting and drawing (the film's shadowing
+        // of the head is part of the shadow map's).
         let t = Instant::now();
-        let (lit, _) = vertex_light(pts, counts, &widths, &lighting);
+        let mut verts = project(pts, &widths, &camera);
+        let in_view = segments_in_view(&film, &verts, counts);
+        let mut ribbons_s = t.elapsed().as_secs_f64();
+        let used = used_vertices(&in_view, pts.len());
+        let t = Instant::now();
+        let (lit, map) = vertex_light(pts, counts, &widths, &lighting, Some(&used));
+        if let Some(map) = &map {
+            film.shadow_solids(|p| map.transmittance(p));
+        }
         let shadow_map_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let colors = shade(pts, counts, &lit, &camera, &lighting);
+        let colors = shade(pts, counts, &lit, &camera, &lighting, Some(&used));
         let shading_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let verts = project(pts, &widths, &colors, &camera);
-        composite(&mut film, &verts, counts);
-        let ribbons_s = t.elapsed().as_secs_f64();
+        for (v, c) in verts.iter_mut().zip(&colors) {
+            v.color = *c;
+        }
+        draw_segments(&mut film, &verts, &in_view);
+        ribbons_s += t.elapsed().as_secs_f64();
         let segments = counts.iter().map(|&n| (n as usize).saturating_sub(1)).sum();
         Ok(RenderSpeed {
             strands: counts.len(),
@@ -106,6 +121,7 @@ pub fn run(strands: usize, points: usize, size: u32, threads: usize, runs: usize
             no_shadows_seconds_per_frame: no_shadows,
             hair_only_seconds_per_frame: hair_only,
             segments,
+            segments_in_view: in_view.len(),
         })
     })
 }

@@ -439,6 +439,10 @@ fn render(a: &BenchArgs) -> Result<()> {
         "phases (one frame): head {:.3} s, shadow map {:.3} s, shading {:.3} s, ribbons {:.3} s",
         r.head_s, r.shadow_map_s, r.shading_s, r.ribbons_s
     );
+    println!(
+        "segments drawn: {} of {} (the rest behind the head or out of the picture)",
+        r.segments_in_view, r.segments
+    );
     Ok(())
 }
 

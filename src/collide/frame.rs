@@ -123,6 +123,12 @@ impl ColliderFrame<'_> {
         self.query_where(p, |f| matches!(f, Follow::Prop(_)))
     }
 
+    /// Every collider's [`Bound`] in world space, or None when one has none: the surfaces all
+    /// lie inside these capsules (a renderer's rays skip what is outside them).
+    pub fn bounds(&self) -> Option<Vec<Bound>> {
+        self.parts.iter().map(|p| p.bound).collect()
+    }
+
     /// Whether any collider is a prop.
     pub fn has_props(&self) -> bool {
         self.parts.iter().any(|p| matches!(p.follows, Follow::Prop(_)))

@@ -11,6 +11,10 @@
 //! - **Depth**: segments are sorted far to near by their middle's depth (ties by index, so the
 //!   order is total) and blended with the over operator, so many overlapping strands resolve
 //!   as they stack; a solid nearer than the segment at a pixel hides it.
+//! - **Culling**: a segment behind the solids at every pixel it could cover (the film's
+//!   farthest solid depth per 8×8 tile) is dropped before sorting, and only the vertices of
+//!   the segments kept are lit and shaded: the same picture, without drawing the hair behind
+//!   the head.
 //! - **Shading**: [`Lighting::hair`] per vertex (tangent from the neighbours), with the key
 //!   light's share from a deep opacity map ([`super::shadow`]); colours interpolate along a
 //!   segment. The map also shadows the solids under the hair.
@@ -63,12 +67,14 @@ pub fn preview_width_scale(strands: usize) -> f32 {
     (100_000.0 / strands.max(1) as f32).sqrt().max(1.0)
 }
 
-/// The key light's share at every vertex of strands (1 without shadows).
+/// The key light's share at every vertex of strands (1 without shadows), looked up only where
+/// `needed` (when given) says so; the shadow map is built from all of them.
 pub fn vertex_light(
     points: &[Vec3],
     counts: &[u32],
     widths: &[f32],
     lighting: &Lighting,
+    needed: Option<&[bool]>,
 ) -> (Vec<f32>, Option<DeepOpacity>) {
     if !lighting.shadows {
         return (vec![1.0; points.len()], None);
@@ -81,17 +87,29 @@ pub fn vertex_light(
         SHADOW_RES,
         lighting.fibre_opacity,
     );
-    let lit = points.par_iter().map(|p| map.transmittance(*p)).collect();
+    let lit = points
+        .par_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if needed.is_none_or(|n| n[i]) {
+                map.transmittance(*p)
+            } else {
+                1.0
+            }
+        })
+        .collect();
     (lit, Some(map))
 }
 
-/// Shaded colours of strands' vertices, the key light's share `lit` at each.
+/// Shaded colours of strands' vertices, the key light's share `lit` at each; only those
+/// `needed` says so (when given), black elsewhere.
 pub fn shade(
     points: &[Vec3],
     counts: &[u32],
     lit: &[f32],
     camera: &Camera,
     lighting: &Lighting,
+    needed: Option<&[bool]>,
 ) -> Vec<[f32; 3]> {
     let view = -camera.forward;
     let offs = tress_formats::offsets_of(counts);
@@ -107,6 +125,9 @@ pub fn shade(
         let n = dst.len();
         let s = &points[o..o + n];
         for (i, c) in dst.iter_mut().enumerate() {
+            if needed.is_some_and(|m| !m[o + i]) {
+                continue;
+            }
             let t = (s[(i + 1).min(n - 1)] - s[i.saturating_sub(1)]).normalize_or(Vec3::Y);
             *c = lighting.hair(t, view, lighting.hair, lit[o + i]);
         }
@@ -114,71 +135,99 @@ pub fn shade(
     out
 }
 
-/// Projects strands' vertices (`widths` in scene units) with their colours.
-pub fn project(points: &[Vec3], widths: &[f32], colors: &[[f32; 3]], camera: &Camera) -> Vec<Vertex> {
+/// Projects strands' vertices (`widths` in scene units), uncoloured.
+pub fn project(points: &[Vec3], widths: &[f32], camera: &Camera) -> Vec<Vertex> {
     points
         .par_iter()
         .zip(widths)
-        .zip(colors)
-        .map(|((p, w), c)| {
+        .map(|(p, w)| {
             let (x, y, z) = camera.project(*p);
             Vertex {
                 x,
                 y,
                 z,
                 half: 0.5 * w * camera.scale,
-                color: *c,
+                color: [0.0; 3],
             }
         })
         .collect()
 }
 
 /// A segment to draw: its first vertex, and whether it starts or ends its strand.
-#[derive(Clone, Copy)]
-struct Segment {
+#[derive(Clone, Copy, Debug)]
+pub struct Segment {
     first: u32,
     starts: bool,
     ends: bool,
 }
 
-/// Draws strands of `counts` vertices (projected) over `film`, back to front.
-pub fn composite(film: &mut Film, verts: &[Vertex], counts: &[u32]) {
-    let (w, h) = (film.width, film.height);
-    // Segments in view, keyed far to near.
-    // Keys: the middle's depth, far first, as bits that sort like the float, then the index.
-    let mut keyed: Vec<u64> = Vec::with_capacity(verts.len());
-    let mut segs: Vec<Segment> = Vec::with_capacity(verts.len());
-    let mut o = 0usize;
-    for &n in counts {
-        let n = n as usize;
-        for i in o..(o + n).saturating_sub(1) {
-            let (a, b) = (&verts[i], &verts[i + 1]);
-            let ok = [a.x, a.y, a.z, b.x, b.y, b.z].iter().all(|v| v.is_finite());
-            let m = a.half.max(b.half) + 1.0;
-            if !ok
-                || a.x.max(b.x) < -m
-                || a.y.max(b.y) < -m
-                || a.x.min(b.x) > w as f32 + m
-                || a.y.min(b.y) > h as f32 + m
-            {
-                continue;
-            }
-            keyed.push(((order_bits(-(a.z + b.z)) as u64) << 32) | segs.len() as u64);
-            segs.push(Segment {
-                first: i as u32,
-                starts: i == o,
-                ends: i + 2 == o + n,
-            });
-        }
-        o += n;
+/// The segments of strands (`counts` vertices each, projected) that can show on `film`: finite,
+/// within reach of the picture, and not behind its solids at every pixel they could cover.
+pub fn segments_in_view(film: &Film, verts: &[Vertex], counts: &[u32]) -> Vec<Segment> {
+    let (w, h) = (film.width as f32, film.height as f32);
+    let hidden = Occluders::of(film);
+    let offsets = tress_formats::offsets_of(counts);
+    counts
+        .par_iter()
+        .zip(offsets)
+        .flat_map_iter(|(&n, o)| {
+            let n = n as usize;
+            let hidden = hidden.as_ref();
+            (o..(o + n).saturating_sub(1)).filter_map(move |i| {
+                let (a, b) = (&verts[i], &verts[i + 1]);
+                let ok = [a.x, a.y, a.z, b.x, b.y, b.z].iter().all(|v| v.is_finite());
+                let m = a.half.max(b.half) + 1.0;
+                let out = !ok
+                    || a.x.max(b.x) < -m
+                    || a.y.max(b.y) < -m
+                    || a.x.min(b.x) > w + m
+                    || a.y.min(b.y) > h + m
+                    || hidden.is_some_and(|o| o.hides(a, b, m));
+                (!out).then_some(Segment {
+                    first: i as u32,
+                    starts: i == o,
+                    ends: i + 2 == o + n,
+                })
+            })
+        })
+        .collect()
+}
+
+/// The vertices the segments use.
+pub fn used_vertices(segments: &[Segment], vertices: usize) -> Vec<bool> {
+    let mut used = vec![false; vertices];
+    for s in segments {
+        used[s.first as usize] = true;
+        used[s.first as usize + 1] = true;
     }
+    used
+}
+
+/// Draws strands of `counts` vertices (projected, coloured) over `film`, back to front.
+pub fn composite(film: &mut Film, verts: &[Vertex], counts: &[u32]) {
+    let segments = segments_in_view(film, verts, counts);
+    draw_segments(film, verts, &segments);
+}
+
+/// Draws `segments` of `verts` over `film`, back to front.
+pub fn draw_segments(film: &mut Film, verts: &[Vertex], segments: &[Segment]) {
+    let (w, h) = (film.width, film.height);
+    // Keys: the middle's depth, far first, as bits that sort like the float, then the index.
+    let mut keyed: Vec<u64> = segments
+        .par_iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let (a, b) = (&verts[s.first as usize], &verts[s.first as usize + 1]);
+            ((order_bits(-(a.z + b.z)) as u64) << 32) | k as u64
+        })
+        .collect();
     keyed.par_sort_unstable();
     // The segments with their vertices, in drawing order: the bands below read them in order
     // instead of gathering vertices from all over memory.
-    let ordered: Vec<(Vertex, Vertex, bool, bool)> = keyed
+    let ordered: Vec<Drawn> = keyed
         .par_iter()
         .map(|&key| {
-            let seg = segs[(key & 0xffff_ffff) as usize];
+            let seg = segments[(key & 0xffff_ffff) as usize];
             let i = seg.first as usize;
             (verts[i], verts[i + 1], seg.starts, seg.ends)
         })
@@ -204,12 +253,86 @@ pub fn composite(film: &mut Film, verts: &[Vertex], counts: &[u32]) {
         .for_each(|(band, ((color, depth), list))| {
             let y0 = band as u32 * BAND;
             let rows = (color.len() / w as usize) as u32;
-            for &k in list {
+            for (j, &k) in list.iter().enumerate() {
+                // A band's segments are spread over the whole sorted list: fetch a few ahead.
+                #[cfg(target_arch = "x86_64")]
+                if let Some(&next) = list.get(j + 8) {
+                    // SAFETY: a prefetch only hints the cache; `next` indexes `ordered`.
+                    unsafe {
+                        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+                        let at = ordered.as_ptr().add(next as usize) as *const i8;
+                        _mm_prefetch::<_MM_HINT_T0>(at);
+                        _mm_prefetch::<_MM_HINT_T0>(at.add(std::mem::size_of::<Drawn>() - 1));
+                    }
+                }
                 let (a, b, starts, ends) = &ordered[k as usize];
                 draw_segment(color, depth, w, y0, rows, a, b, *starts, *ends);
             }
         });
 }
+
+/// Solids of a film by tiles: the farthest solid depth in each tile of [`Occluders::TILE`]²
+/// pixels (infinite where a pixel has none), so a segment behind a solid everywhere it could
+/// cover is dropped before it is sorted and drawn (hair behind the head).
+struct Occluders {
+    far: Vec<f32>,
+    tiles_x: usize,
+    tiles_y: usize,
+}
+
+impl Occluders {
+    const TILE: usize = 8;
+
+    /// None when the film has no solid.
+    fn of(film: &Film) -> Option<Occluders> {
+        if !film.depth.iter().any(|d| d.is_finite()) {
+            return None;
+        }
+        let (w, h) = (film.width as usize, film.height as usize);
+        let (tiles_x, tiles_y) = (w.div_ceil(Self::TILE), h.div_ceil(Self::TILE));
+        let far = (0..tiles_x * tiles_y)
+            .into_par_iter()
+            .map(|t| {
+                let (tx, ty) = (t % tiles_x * Self::TILE, t / tiles_x * Self::TILE);
+                let mut far = f32::NEG_INFINITY;
+                for y in ty..(ty + Self::TILE).min(h) {
+                    for &d in &film.depth[y * w + tx..y * w + (tx + Self::TILE).min(w)] {
+                        far = far.max(d);
+                    }
+                }
+                far
+            })
+            .collect();
+        Some(Occluders {
+            far,
+            tiles_x,
+            tiles_y,
+        })
+    }
+
+    /// Whether the segment from `a` to `b`, `m` pixels around it, lies behind solids at every
+    /// pixel it could cover (finite picture coordinates).
+    fn hides(&self, a: &Vertex, b: &Vertex, m: f32) -> bool {
+        let tile = |v: f32, n: usize| ((v.max(0.0) as usize) / Self::TILE).min(n - 1);
+        let (x0, x1) = (
+            tile(a.x.min(b.x) - m, self.tiles_x),
+            tile(a.x.max(b.x) + m, self.tiles_x),
+        );
+        let (y0, y1) = (
+            tile(a.y.min(b.y) - m, self.tiles_y),
+            tile(a.y.max(b.y) + m, self.tiles_y),
+        );
+        let z = a.z.min(b.z);
+        (y0..=y1).all(|ty| {
+            self.far[ty * self.tiles_x + x0..=ty * self.tiles_x + x1]
+                .iter()
+                .all(|&f| z >= f)
+        })
+    }
+}
+
+/// A segment's two vertices and whether it starts or ends its strand.
+type Drawn = (Vertex, Vertex, bool, bool);
 
 /// Bits of `f` that sort as `f.total_cmp` does.
 fn order_bits(f: f32) -> u32 {
@@ -337,6 +460,8 @@ fn draw_segment(
 
 /// Draws shaded strands over `film` (which their shadows darken where it shows solids):
 /// `widths` per vertex in scene units, `colors` per vertex to draw flat instead of shading.
+/// Only the vertices of segments that can show are lit and shaded (hair behind the head
+/// still casts its shadows).
 pub fn draw_hair(
     film: &mut Film,
     points: &[Vec3],
@@ -346,20 +471,23 @@ pub fn draw_hair(
     camera: &Camera,
     lighting: &Lighting,
 ) {
+    let mut verts = project(points, widths, camera);
+    let segments = segments_in_view(film, &verts, counts);
     let shaded;
     let colors = match colors {
         Some(c) => c,
         None => {
-            let (lit, map) = vertex_light(points, counts, widths, lighting);
+            let used = used_vertices(&segments, points.len());
+            let (lit, map) = vertex_light(points, counts, widths, lighting, Some(&used));
             if let Some(map) = &map {
                 film.shadow_solids(|p| map.transmittance(p));
             }
-            shaded = shade(points, counts, &lit, camera, lighting);
+            shaded = shade(points, counts, &lit, camera, lighting, Some(&used));
             &shaded
         }
     };
-    let verts = project(points, widths, colors, camera);
-    composite(film, &verts, counts);
+    verts.par_iter_mut().zip(colors).for_each(|(v, c)| v.color = *c);
+    draw_segments(film, &verts, &segments);
 }
 
 #[cfg(test)]
@@ -445,6 +573,64 @@ mod tests {
         film.depth.iter_mut().for_each(|d| *d = 0.5);
         composite(&mut film, &[front, back].concat(), &[2, 2]);
         assert!(film.color.iter().all(|c| *c == [0.0; 3]));
+    }
+
+    #[test]
+    fn hair_culled_behind_a_solid_leaves_the_picture_as_drawing_it_does() {
+        // A wall at depth 0 over the left half of the picture; strands in front of it, behind
+        // it, and crossing from behind to in front, at many slants.
+        let (w, h) = (160u32, 120u32);
+        let mut film = Film::new(w, h, [0.2; 3]);
+        for y in 0..h {
+            for x in 0..w / 2 {
+                film.depth[(y * w + x) as usize] = 0.0;
+            }
+        }
+        let mut verts = Vec::new();
+        let mut counts = Vec::new();
+        for k in 0..40 {
+            let (x0, x1) = (2.0 + 3.9 * k as f32, 150.0 - 3.7 * k as f32);
+            let z = [-1.0f32, 1.0, 3.0][k % 3];
+            let dz = if k % 4 == 0 { -2.5 } else { 0.0 };
+            let c = [k as f32 / 40.0, 1.0 - k as f32 / 40.0, 0.5];
+            for j in 0..6 {
+                let t = j as f32 / 5.0;
+                verts.push(vertex(
+                    x0 + (x1 - x0) * t,
+                    5.0 + 110.0 * t,
+                    z + dz * t,
+                    0.4 + 0.1 * (k % 5) as f32,
+                    c,
+                ));
+            }
+            counts.push(6);
+        }
+        let culled = segments_in_view(&film, &verts, &counts);
+        let all: Vec<Segment> = {
+            let mut o = 0;
+            let mut all = Vec::new();
+            for &n in &counts {
+                for i in o..o + n as usize - 1 {
+                    all.push(Segment {
+                        first: i as u32,
+                        starts: i == o,
+                        ends: i + 2 == o + n as usize,
+                    });
+                }
+                o += n as usize;
+            }
+            all
+        };
+        assert!(
+            culled.len() < all.len(),
+            "some segments lie wholly behind the wall"
+        );
+        let mut a = film.clone();
+        draw_segments(&mut a, &verts, &culled);
+        let mut b = film.clone();
+        draw_segments(&mut b, &verts, &all);
+        assert_eq!(a.color, b.color);
+        assert!(a.color.iter().any(|c| *c != [0.2; 3]));
     }
 
     /// Strands along z at x ∈ [−10, 0], `gap` apart, in the plane y = 0 (a sheet), over a

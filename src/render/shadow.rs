@@ -173,6 +173,17 @@ impl DeepOpacity {
         mut f: impl FnMut(usize, f32, f32),
     ) {
         let area = self.texel * self.texel;
+        let inv = 1.0 / self.texel;
+        // Texel coordinates and depth of a point: the samples of a segment step through them
+        // linearly.
+        let map = |p: Vec3| {
+            Vec3::new(
+                (p.dot(self.right) - self.origin.0) * inv,
+                (p.dot(self.up) - self.origin.1) * inv,
+                p.dot(self.forward),
+            )
+        };
+        let res = self.res as f32;
         for s in a..b {
             let o = offsets[s];
             let n = counts[s] as usize;
@@ -182,14 +193,17 @@ impl DeepOpacity {
                     continue;
                 }
                 let len = p.distance(q);
-                let steps = ((len / self.texel).ceil() as usize).clamp(1, 4096);
+                let steps = ((len * inv).ceil() as usize).clamp(1, 4096);
                 let w = 0.5 * (widths[i] + widths[i + 1]);
                 let amount = w * len / steps as f32 / area;
-                for k in 0..steps {
-                    let x = p.lerp(q, (k as f32 + 0.5) / steps as f32);
-                    if let Some(t) = self.texel_of(x) {
-                        f(t, x.dot(self.forward), amount);
+                let (mp, mq) = (map(p), map(q));
+                let step = (mq - mp) / steps as f32;
+                let mut x = mp + 0.5 * step;
+                for _ in 0..steps {
+                    if x.x >= 0.0 && x.y >= 0.0 && x.x < res && x.y < res {
+                        f(x.y as usize * self.res + x.x as usize, x.z, amount);
                     }
+                    x += step;
                 }
             }
         }

@@ -11,6 +11,8 @@ use crate::collide::ColliderFrame;
 /// Closest distance at which a ray counts as hitting (scene units).
 const HIT: f32 = 1e-3;
 const MAX_STEPS: usize = 96;
+/// Cosine of the angle between neighbours' normals above which the surface counts as smooth.
+const CREASE: f32 = 0.99;
 
 /// What a pixel's rays hit: one ray through its centre where the picture is smooth, or
 /// [`SUPERSAMPLE`]² rays (row-major) on a silhouette.
@@ -20,8 +22,59 @@ pub enum PixelHits {
     Many(Box<[Option<Hit>]>),
 }
 
-/// Sphere-traces one ray at picture position (x, y).
-fn trace(camera: &Camera, colliders: &ColliderFrame, x: f32, y: f32, near: f32, far: f32) -> Option<Hit> {
+/// The depths between which the ray at picture position (x, y) passes through the spheres
+/// around `bounds` (None: it misses them all), within `near..far`.
+fn window(
+    camera: &Camera,
+    bounds: &[(Vec3, f32)],
+    x: f32,
+    y: f32,
+    near: f32,
+    far: f32,
+) -> Option<(f32, f32)> {
+    let origin = camera.unproject(x, y, 0.0);
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    for &(c, r) in bounds {
+        // |origin + t·forward − c|² = r² (forward is a unit vector).
+        let d = c - origin;
+        let t = d.dot(camera.forward);
+        let h = r * r - (d.length_squared() - t * t);
+        if h >= 0.0 {
+            let s = h.sqrt();
+            lo = lo.min(t - s);
+            hi = hi.max(t + s);
+        }
+    }
+    let (lo, hi) = (lo.max(near), hi.min(far));
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// Spheres holding every collider's surface (padded by the hit distance), if all have bounds.
+fn bounding_spheres(colliders: &ColliderFrame) -> Option<Vec<(Vec3, f32)>> {
+    Some(
+        colliders
+            .bounds()?
+            .iter()
+            .map(|b| (0.5 * (b.a + b.b), 0.5 * b.a.distance(b.b) + b.radius + 2.0 * HIT))
+            .collect(),
+    )
+}
+
+/// Sphere-traces one ray at picture position (x, y), between depths `near` and `far`, or
+/// only where it passes through `bounds`.
+fn trace(
+    camera: &Camera,
+    colliders: &ColliderFrame,
+    bounds: Option<&[(Vec3, f32)]>,
+    x: f32,
+    y: f32,
+    near: f32,
+    far: f32,
+) -> Option<Hit> {
+    let (near, far) = match bounds {
+        Some(b) => window(camera, b, x, y, near, far)?,
+        None => (near, far),
+    };
     let mut t = near;
     for _ in 0..MAX_STEPS {
         let p = camera.unproject(x, y, t);
@@ -47,6 +100,8 @@ fn trace(camera: &Camera, colliders: &ColliderFrame, x: f32, y: f32, near: f32, 
 pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, far: f32) -> Vec<PixelHits> {
     let (w, h) = (camera.width as usize, camera.height as usize);
     let step = 2.0 / camera.scale;
+    let bounds = bounding_spheres(colliders);
+    let bounds = bounds.as_deref();
     // Rays through every other pixel of every other row first; a pixel between four (or two)
     // of them that all miss misses, one between hits close in depth takes their bilinear
     // blend (the surface is smooth there), and any other pixel is traced.
@@ -55,7 +110,15 @@ pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, fa
         .into_par_iter()
         .map(|k| {
             let (x, y) = (2 * (k % cw), 2 * (k / cw));
-            trace(camera, colliders, x as f32 + 0.5, y as f32 + 0.5, near, far)
+            trace(
+                camera,
+                colliders,
+                bounds,
+                x as f32 + 0.5,
+                y as f32 + 0.5,
+                near,
+                far,
+            )
         })
         .collect();
     // The lattice ray through (even) pixel x, y.
@@ -112,7 +175,15 @@ pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, fa
                     });
                 }
             }
-            trace(camera, colliders, x as f32 + 0.5, y as f32 + 0.5, near, far)
+            trace(
+                camera,
+                colliders,
+                bounds,
+                x as f32 + 0.5,
+                y as f32 + 0.5,
+                near,
+                far,
+            )
         })
         .collect();
     let s = SUPERSAMPLE as usize;
@@ -121,13 +192,37 @@ pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, fa
         .map(|k| {
             let (x, y) = (k % w, k / w);
             let me = centres[k];
-            let edge = (y.saturating_sub(1)..(y + 2).min(h))
+            // An edge: a neighbour hit where this pixel missed or the other way round, a crease
+            // (neighbours' normals more than ~8° apart), or depth that bends by more than
+            // `step` across the pixel (the second difference with two opposite neighbours: one
+            // surface in front of another), not merely a steep smooth slope such as a sphere's
+            // rim seen edge-on.
+            let near_edge = (y.saturating_sub(1)..(y + 2).min(h))
                 .flat_map(|j| (x.saturating_sub(1)..(x + 2).min(w)).map(move |i| j * w + i))
                 .any(|n| match (me, centres[n]) {
-                    (Some(a), Some(b)) => (a.depth - b.depth).abs() > step,
+                    (Some(a), Some(b)) => a.normal.dot(b.normal) < CREASE,
                     (None, None) => false,
                     _ => true,
                 });
+            let bends = || {
+                let me = me.expect("a hit").depth;
+                [(1, 0), (0, 1), (1, 1), (1, -1)]
+                    .iter()
+                    .any(|&(dx, dy): &(usize, isize)| {
+                        let (ya, yb) = (y as isize - dy, y as isize + dy);
+                        if x < dx || x + dx >= w || ya < 0 || yb < 0 || ya >= h as isize || yb >= h as isize {
+                            return false;
+                        }
+                        match (
+                            centres[ya as usize * w + x - dx],
+                            centres[yb as usize * w + x + dx],
+                        ) {
+                            (Some(a), Some(b)) => (a.depth + b.depth - 2.0 * me).abs() > step,
+                            _ => true,
+                        }
+                    })
+            };
+            let edge = near_edge || (me.is_some() && bends());
             if !edge {
                 return PixelHits::One(me);
             }
@@ -137,6 +232,7 @@ pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, fa
                     trace(
                         camera,
                         colliders,
+                        bounds,
                         x as f32 + sx / s as f32,
                         y as f32 + sy / s as f32,
                         near,
