@@ -527,6 +527,7 @@ fn copies_reproduce_the_official_hashes() {
             description: String::new(),
             fps: None,
             date: std::time::UNIX_EPOCH,
+            extra: Vec::new(),
         };
         let mut dst = OArchive::new(std::io::Cursor::new(Vec::new()), &info).unwrap();
         copy_archive(&src, &mut dst).unwrap();

@@ -84,6 +84,7 @@ fn rigidly_moving_meshes_give_back_their_motion() {
         description: String::new(),
         fps: Some(24.0),
         date: std::time::UNIX_EPOCH,
+        extra: Vec::new(),
     };
     let mut ar = OArchive::new(std::fs::File::create(&path).unwrap(), &info).unwrap();
     let ts = ar.add_time_sampling(TimeSampling::uniform(1.0 / 24.0, 1.0 / 24.0));

@@ -47,6 +47,9 @@ pub struct UsdSpec<'a> {
     pub start_frame: f64,
     /// Write `velocities` (for motion blur).
     pub velocities: bool,
+    /// The stage's `metersPerUnit` (0.01: centimetres) and `upAxis` ('Y' or 'Z').
+    pub meters_per_unit: f64,
+    pub up_axis: char,
 }
 
 fn identifier(s: &str) -> bool {
@@ -153,6 +156,16 @@ impl UsdWriter {
             ))
             .in_file(&path));
         }
+        if !(spec.meters_per_unit > 0.0
+            && spec.meters_per_unit.is_finite()
+            && matches!(spec.up_axis, 'Y' | 'Z'))
+        {
+            return Err(Error::invalid(format!(
+                "USD stage space: metersPerUnit {} and upAxis {:?} (a positive number, Y or Z)",
+                spec.meters_per_unit, spec.up_axis
+            ))
+            .in_file(&path));
+        }
         if !(spec.fps > 0.0 && spec.fps.is_finite()) {
             return Err(Error::invalid(format!("frame rate {} is not positive", spec.fps)).in_file(&path));
         }
@@ -167,10 +180,10 @@ impl UsdWriter {
         h.push_str(end_prefix);
         h.push_str(&format!("{:<END_FIELD$}\n", time(spec.start_frame)));
         h.push_str(&format!("    framesPerSecond = {}\n", spec.fps));
-        h.push_str("    metersPerUnit = 0.01\n");
+        h.push_str(&format!("    metersPerUnit = {}\n", spec.meters_per_unit));
         h.push_str(&format!("    startTimeCode = {}\n", time(spec.start_frame)));
         h.push_str(&format!("    timeCodesPerSecond = {}\n", spec.fps));
-        h.push_str("    upAxis = \"Y\"\n)\n\n");
+        h.push_str(&format!("    upAxis = \"{}\"\n)\n\n", spec.up_axis));
         h.push_str(&format!(
             "def Xform {}\n{{\n    def BasisCurves {}\n    {{\n",
             quoted(spec.root),
@@ -364,6 +377,8 @@ mod tests {
             fps: 24.0,
             start_frame: 1001.0,
             velocities: true,
+            meters_per_unit: 0.01,
+            up_axis: 'Y',
         };
         let mut w = UsdWriter::create(&path, &strands, &spec).unwrap();
         for f in 0..3 {

@@ -6,12 +6,14 @@ pub mod convert;
 pub mod ply_sequence;
 pub mod sinks;
 pub mod sources;
+pub mod space;
 
 use tress_formats::Strands;
 
 pub use convert::{ConvertOptions, convert_cache, is_cache_path};
 pub use sinks::{FrameSink, SinkOptions, create_sink};
 pub use sources::{FrameSource, open_source};
+pub use space::{OutputSpace, Units};
 
 /// What every frame of a cache shares: topology and attributes (with the first frame's or the
 /// rest positions), frame rate and frame numbers.

@@ -9,6 +9,7 @@ use tress_formats::{Strands, ply};
 
 use super::CacheInfo;
 use super::ply_sequence::Pattern;
+use super::space::OutputSpace;
 use crate::error::output_error;
 use crate::error::{Error, Result};
 
@@ -32,6 +33,9 @@ pub struct SinkOptions {
     pub velocities: bool,
     /// Alembic: the date recorded in the archive (default: `SOURCE_DATE_EPOCH`, else now).
     pub date: Option<std::time::SystemTime>,
+    /// Alembic, USD, PLY: the units and up axis to write in (`.tcache`, which tress reads
+    /// back, stays in tress's centimetres, Y up).
+    pub space: OutputSpace,
 }
 
 impl Default for SinkOptions {
@@ -42,6 +46,7 @@ impl Default for SinkOptions {
             keyframe_interval: 16,
             velocities: true,
             date: None,
+            space: OutputSpace::default(),
         }
     }
 }
@@ -102,6 +107,8 @@ impl FrameSink for Usd {
 struct PlySequence {
     pattern: Pattern,
     topology: Strands,
+    /// "cm, Y up": PLY has no units, so its comment says them.
+    space: String,
     written: Vec<PathBuf>,
 }
 
@@ -115,7 +122,14 @@ impl FrameSink for PlySequence {
         let path = self.pattern.path(frame as i64);
         let mut s = self.topology.clone();
         s.points = positions.to_vec();
-        let mut bytes = ply::to_bytes(&s, &format!("tress {} frame {frame}", env!("CARGO_PKG_VERSION")))?;
+        let mut bytes = ply::to_bytes(
+            &s,
+            &format!(
+                "tress {} frame {frame} ({})",
+                env!("CARGO_PKG_VERSION"),
+                self.space
+            ),
+        )?;
         if self.pattern.compressed() {
             bytes = zstd::bulk::compress(&bytes, 3).map_err(|e| Error::Runtime(e.to_string()))?;
         }
@@ -128,17 +142,62 @@ impl FrameSink for PlySequence {
     }
 }
 
-/// Opens a sink by path: `.tcache`, `.abc`, or a PLY sequence pattern (`hair.####.ply[.zst]`).
+/// A sink fed in tress's space that writes in another.
+struct InSpace {
+    inner: Box<dyn FrameSink>,
+    space: OutputSpace,
+}
+
+impl FrameSink for InSpace {
+    fn write(&mut self, frame: f64, positions: &[[f32; 3]], pose: Option<HeadPose>) -> Result<()> {
+        self.inner.write(frame, &self.space.points(positions), pose)
+    }
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>> {
+        self.inner.finish()
+    }
+}
+
+/// Opens a sink by path: `.tcache`, `.abc`, `.usd`/`.usda`, or a PLY sequence pattern
+/// (`hair.####.ply[.zst]`); frames are given in tress's space and written in `opts.space`.
 pub fn create_sink(
     path: &Path,
     info: &CacheInfo,
     start_frame: f64,
     opts: &SinkOptions,
 ) -> Result<Box<dyn FrameSink>> {
+    let space = opts.space;
+    if space.is_identity() {
+        return open_sink(path, info, start_frame, opts);
+    }
+    if tress_formats::extension(path).as_deref() == Some("tcache") {
+        return Err(Error::Invalid(format!(
+            "{}: .tcache is tress's own cache and stays in centimetres, Y up; write {} to .abc, .usda or a PLY sequence",
+            path.display(),
+            space.describe()
+        )));
+    }
+    let info = CacheInfo {
+        topology: space.strands(&info.topology),
+        ..info.clone()
+    };
+    Ok(Box::new(InSpace {
+        inner: open_sink(path, &info, start_frame, opts)?,
+        space,
+    }))
+}
+
+fn open_sink(
+    path: &Path,
+    info: &CacheInfo,
+    start_frame: f64,
+    opts: &SinkOptions,
+) -> Result<Box<dyn FrameSink>> {
+    let space = opts.space;
     if let Some(pattern) = Pattern::parse(path) {
         return Ok(Box::new(PlySequence {
             pattern,
             topology: info.topology.clone(),
+            space: space.describe(),
             written: Vec::new(),
         }));
     }
@@ -163,6 +222,8 @@ pub fn create_sink(
             if let Some(d) = opts.date {
                 o.date = d;
             }
+            o.meters_per_unit = space.units.meters_per_unit();
+            o.up_axis = space.up_axis();
             let mut w = AbcWriter::with_options(path, &o).map_err(|e| output_error(path, e))?;
             let mut spec = CurvesSpec::from_strands("groom", "hair", &info.topology);
             spec.velocities = opts.velocities;
@@ -180,6 +241,8 @@ pub fn create_sink(
                 fps: info.fps,
                 start_frame,
                 velocities: opts.velocities,
+                meters_per_unit: space.units.meters_per_unit(),
+                up_axis: space.up_axis(),
             };
             let writer = UsdWriter::create(path, &info.topology, &spec).map_err(|e| output_error(path, e))?;
             Ok(Box::new(Usd {

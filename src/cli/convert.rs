@@ -1,4 +1,4 @@
-//! `tress convert IN OUT [--resample N] [--scale S] [--up y|z]`.
+//! `tress convert IN OUT [--resample N] [--scale S] [--up y|z] [--units cm|m|mm] [--out-up y|z]`.
 
 use std::path::PathBuf;
 
@@ -20,6 +20,9 @@ pub struct ConvertArgs {
     pub resample: Option<u32>,
     #[command(flatten)]
     pub space: super::InputSpace,
+    /// Caches: the units and up axis to write in (`--units m --out-up z`).
+    #[command(flatten)]
+    pub out_space: super::OutputSpaceArgs,
     /// For point-cloud PLYs without strand layout: consecutive points per strand.
     #[arg(long, value_name = "N")]
     pub points_per_strand: Option<usize>,
@@ -58,7 +61,7 @@ fn is_cache_conversion(a: &ConvertArgs) -> bool {
 fn run_cache(a: &ConvertArgs) -> Result<()> {
     if a.resample.is_some() || a.space.scale != 1.0 || a.space.up != UpAxis::Y {
         return Err(Error::Invalid(
-            "--resample, --scale and --up apply to grooms, not caches".into(),
+            "--resample, --scale and --up apply to grooms, not caches (a cache's output space is --units and --out-up)".into(),
         ));
     }
     if let Some(e) = a.error
@@ -75,6 +78,7 @@ fn run_cache(a: &ConvertArgs) -> Result<()> {
         sink: SinkOptions {
             error_bound: a.error,
             level: a.level,
+            space: a.out_space.space(),
             ..Default::default()
         },
     };
@@ -90,9 +94,9 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
     if is_cache_conversion(a) {
         return run_cache(a);
     }
-    if a.frames.is_some() || a.error.is_some() {
+    if a.frames.is_some() || a.error.is_some() || !a.out_space.space().is_identity() {
         return Err(Error::Invalid(
-            "--frames and --error apply to caches (.tcache, .abc → .abc, PLY sequences)".into(),
+            "--frames, --error, --units and --out-up apply to caches (.tcache, .abc → .abc, PLY sequences); a groom's input space is --scale and --up".into(),
         ));
     }
     if !(a.space.scale.is_finite() && a.space.scale > 0.0) {

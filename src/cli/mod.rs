@@ -52,6 +52,28 @@ pub struct InputSpace {
     pub up: crate::groom::UpAxis,
 }
 
+/// The space a command writes its caches in (Alembic, USD, PLY sequences; `.tcache` stays in
+/// tress's centimetres, Y up). `--up` names the input files' up axis; the output's is
+/// `--out-up`.
+#[derive(Clone, Copy, Debug, clap::Args)]
+pub struct OutputSpaceArgs {
+    /// Units of the written cache: cm (tress's), m (Houdini, Blender, USD's default) or mm.
+    #[arg(long, value_enum, default_value_t = crate::cache::Units::Cm)]
+    pub units: crate::cache::Units,
+    /// Up axis of the written cache: y (tress's, Maya, Houdini) or z (Blender, Unreal).
+    #[arg(long, value_enum, default_value_t = crate::groom::UpAxis::Y)]
+    pub out_up: crate::groom::UpAxis,
+}
+
+impl OutputSpaceArgs {
+    pub fn space(&self) -> crate::cache::OutputSpace {
+        crate::cache::OutputSpace {
+            units: self.units,
+            up: self.out_up,
+        }
+    }
+}
+
 /// The colliders a command hangs hair from: the head and the body under it.
 #[derive(Clone, Debug, clap::Args)]
 pub struct HeadArgs {

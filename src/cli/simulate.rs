@@ -105,6 +105,8 @@ pub struct SimulateArgs {
     pub threads: Option<usize>,
     #[command(flatten)]
     pub space: super::InputSpace,
+    #[command(flatten)]
+    pub out_space: super::OutputSpaceArgs,
     /// Cell size (cm) of head mesh distance grids.
     #[arg(long, default_value_t = 0.2)]
     pub sdf_cell: f32,
@@ -289,8 +291,12 @@ pub fn run(a: &SimulateArgs) -> Result<()> {
         frames: Vec::new(),
     };
     let mut sinks = Vec::new();
+    let sink_opts = SinkOptions {
+        space: a.out_space.space(),
+        ..SinkOptions::default()
+    };
     for o in &a.output {
-        sinks.push(create_sink(o, &full_info, first as f64, &SinkOptions::default())?);
+        sinks.push(create_sink(o, &full_info, first as f64, &sink_opts)?);
     }
     if a.mode == Mode::Full && (a.skinning.is_some() || a.method.is_some()) {
         return Err(Error::Invalid(

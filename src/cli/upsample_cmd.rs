@@ -50,6 +50,8 @@ pub struct UpsampleArgs {
     pub neighbors: usize,
     #[command(flatten)]
     pub space: super::InputSpace,
+    #[command(flatten)]
+    pub out_space: super::OutputSpaceArgs,
     /// PLY sequence guides: frames per second.
     #[arg(long, default_value_t = 24.0)]
     pub fps: f64,
@@ -135,7 +137,11 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         frames: Vec::new(),
     };
     let first = info.frames.first().copied().unwrap_or(1.0);
-    let out = create_sink(&a.output, &out_info, first, &SinkOptions::default())?;
+    let sink_opts = SinkOptions {
+        space: a.out_space.space(),
+        ..SinkOptions::default()
+    };
+    let out = create_sink(&a.output, &out_info, first, &sink_opts)?;
     let mut sink = Upsampler::new(model, info.fps, None, None, vec![out]);
     for i in 0..info.frames.len() {
         let p = src.read(i)?;

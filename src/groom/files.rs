@@ -235,6 +235,8 @@ pub fn write_groom(path: &Path, groom: &Groom) -> Result<()> {
                 fps: 24.0,
                 start_frame: 1.0,
                 velocities: false,
+                meters_per_unit: 0.01,
+                up_axis: 'Y',
             };
             let mut w = tress_formats::usd::UsdWriter::create(path, &strands, &spec)?;
             w.write_frame(1.0, &strands.points)?;

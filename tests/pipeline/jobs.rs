@@ -352,3 +352,41 @@ fn a_jobs_groom_edits_shape_its_groom() {
     assert!((lb / la - 0.5).abs() < 1e-3, "{lb} vs {la}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_jobs_outputs_are_written_in_the_shots_units_and_up_axis() {
+    let dir = common::temp_dir("pipeline-space");
+    let job = write_job(&dir, "m", "");
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("tcache = true\n", "tcache = true\nunits = \"m\"\nup = \"z\"\n");
+    std::fs::write(&job, text).unwrap();
+    let j = job.to_str().unwrap();
+    run(&["run", j, "--json"]);
+    let out = dir.join("m");
+    // hair.tcache stays in centimetres, Y up; hair.abc holds the same frames in metres, Z up.
+    let mut abc = tress::cache::open_source(&out.join("hair.abc"), None, 24.0).unwrap();
+    let mut tc = tress_formats::tcache::TcacheReader::open(out.join("hair.tcache")).unwrap();
+    assert_eq!(abc.info().frames.len(), tc.len());
+    for i in [0, tc.len() - 1] {
+        let (a, c) = (abc.read(i).unwrap(), tc.frame(i).unwrap());
+        assert_eq!(a.len(), c.len());
+        for (p, q) in a.iter().zip(&c) {
+            let want = [q[0] / 100.0, -q[2] / 100.0, q[1] / 100.0];
+            for k in 0..3 {
+                assert!((p[k] - want[k]).abs() < 1e-6, "frame {i}: {p:?} vs {want:?}");
+            }
+        }
+    }
+    // Back to centimetres: the write stage runs again (its key holds the space) and hair.abc
+    // matches hair.tcache.
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("units = \"m\"", "units = \"cm\"")
+        .replace("up = \"z\"", "up = \"y\"");
+    std::fs::write(&job, text).unwrap();
+    let again = run(&["run", j, "--json", "--only", "write"]);
+    assert_eq!(statuses(&again)["write"], "ran");
+    let mut abc = tress::cache::open_source(&out.join("hair.abc"), None, 24.0).unwrap();
+    assert_eq!(abc.read(0).unwrap(), tc.frame(0).unwrap());
+}

@@ -35,6 +35,10 @@ pub struct WriteOptions {
     pub description: String,
     /// `_ai_DateWritten`: `SOURCE_DATE_EPOCH` when set (reproducible files), else now.
     pub date: SystemTime,
+    /// The space of the positions, as archive metadata (`metersPerUnit`, `upAxis`, the keys
+    /// USD uses; Alembic has no standard ones): centimetres, Y up by default.
+    pub meters_per_unit: f64,
+    pub up_axis: char,
 }
 
 impl WriteOptions {
@@ -45,6 +49,8 @@ impl WriteOptions {
             application: format!("tress {}", env!("CARGO_PKG_VERSION")),
             description: String::new(),
             date: reproducible_now(),
+            meters_per_unit: 0.01,
+            up_axis: 'Y',
         }
     }
 }
@@ -145,6 +151,10 @@ impl AbcWriter {
             description: opts.description.clone(),
             fps: Some(opts.fps),
             date: opts.date,
+            extra: vec![
+                ("metersPerUnit".into(), format!("{}", opts.meters_per_unit)),
+                ("upAxis".into(), opts.up_axis.to_string()),
+            ],
         };
         let mut archive = OArchive::new(file, &info).in_file(&path)?;
         let dt = 1.0 / opts.fps;

@@ -257,10 +257,14 @@ pub struct OutputSpec {
     pub tcache: bool,
     /// `ply/hair.####.ply`.
     pub ply: bool,
-    /// `hair.usda`: a USD layer (BasisCurves, time-sampled points), centimetres, Y up.
+    /// `hair.usda`: a USD layer (BasisCurves, time-sampled points).
     pub usd: bool,
     /// `gt.abc`: the full simulation as Alembic too.
     pub ground_truth_abc: bool,
+    /// Units of the Alembic, USD and PLY outputs: "cm" (tress's), "m" or "mm".
+    pub units: crate::cache::Units,
+    /// Their up axis: "y" (tress's) or "z".
+    pub up: crate::groom::UpAxis,
 }
 
 impl Default for OutputSpec {
@@ -271,6 +275,8 @@ impl Default for OutputSpec {
             ply: false,
             usd: false,
             ground_truth_abc: false,
+            units: crate::cache::Units::Cm,
+            up: crate::groom::UpAxis::Y,
         }
     }
 }

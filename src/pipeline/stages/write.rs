@@ -6,7 +6,7 @@ use serde::Serialize;
 use tress_formats::tcache::TcacheReader;
 
 use super::{prepare, simulate, upsample};
-use crate::cache::{CacheInfo, SinkOptions, create_sink};
+use crate::cache::{CacheInfo, OutputSpace, SinkOptions, create_sink};
 use crate::error::Result;
 use crate::pipeline::engine::{Artefact, Chunk, Ctx, Info, Inputs, Stage};
 use crate::pipeline::job::{Job, OutputSpec};
@@ -60,22 +60,31 @@ impl Stage for Write {
             fps: job.fps,
             frames: Vec::new(),
         };
+        // The deliverables in the shot's space; `hair.tcache`, which tress reads back, in its own.
         let opts = SinkOptions {
             date: Some(cx.date()),
+            space: OutputSpace {
+                units: job.outputs.units,
+                up: job.outputs.up,
+            },
             ..SinkOptions::default()
         };
-        let names: Vec<&str> = [
-            (job.outputs.abc, HAIR_ABC),
-            (job.outputs.tcache, HAIR_TCACHE),
-            (job.outputs.usd, HAIR_USD),
+        let own = SinkOptions {
+            space: OutputSpace::default(),
+            ..opts.clone()
+        };
+        let names: Vec<(&str, &SinkOptions)> = [
+            (job.outputs.abc, HAIR_ABC, &opts),
+            (job.outputs.tcache, HAIR_TCACHE, &own),
+            (job.outputs.usd, HAIR_USD, &opts),
         ]
         .into_iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, a)| a.path)
+        .filter(|(on, _, _)| *on)
+        .map(|(_, a, o)| (a.path, o))
         .collect();
         let mut sinks = Vec::new();
-        for n in &names {
-            sinks.push(create_sink(&cx.out.join(n), &info, job.first as f64, &opts)?);
+        for (n, o) in &names {
+            sinks.push(create_sink(&cx.out.join(n), &info, job.first as f64, o)?);
         }
         if job.outputs.ply {
             cx.create_dir("ply")?;

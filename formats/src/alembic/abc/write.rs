@@ -32,6 +32,8 @@ pub struct ArchiveInfo {
     pub fps: Option<f64>,
     /// `_ai_DateWritten`; fixed dates make files reproducible.
     pub date: SystemTime,
+    /// More archive metadata (key, value), e.g. `metersPerUnit` and `upAxis`.
+    pub extra: Vec<(String, String)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -200,6 +202,9 @@ impl<W: Write + Seek> OArchive<W> {
         metadata.set("_ai_Description", &clean(&info.description))?;
         if let Some(fps) = info.fps.filter(|f| *f > 0.0) {
             metadata.set("_ai_DCC_FPS", &format!("{fps:.6}"))?;
+        }
+        for (k, v) in &info.extra {
+            metadata.set(&clean(k), &clean(v))?;
         }
         let top_props = CompNode {
             name: String::new(),
@@ -699,6 +704,7 @@ mod tests {
             description: "d".into(),
             fps: Some(24.0),
             date: UNIX_EPOCH,
+            extra: Vec::new(),
         }
     }
 
