@@ -31,6 +31,10 @@ pub struct RunArgs {
     /// Print the report as JSON on standard output (stage progress stays off).
     #[arg(long)]
     pub json: bool,
+    /// Progress lines also as Open Job Description messages (`openjd_progress: P`,
+    /// `openjd_status: …`) for a farm worker to show; the exported templates pass it.
+    #[arg(long)]
+    pub openjd_progress: bool,
     /// Run nothing: print the job as merged from its presets and what each stage would do
     /// (cached or runs, and why).
     #[arg(long)]
@@ -74,6 +78,7 @@ fn parse_chunk(s: &str) -> Result<(usize, usize)> {
 
 pub fn run_job(a: &RunArgs) -> Result<()> {
     super::threads(a.threads)?;
+    crate::pipeline::progress::report_to_openjd(a.openjd_progress);
     let job = Job::load(&a.job)?;
     let batch = job.batch.is_some();
     let mut items = job.items()?;

@@ -158,6 +158,7 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
             }
             args.push("--only".into());
             args.push(stage.name().into());
+            args.push("--openjd-progress".into());
             if stage.kind() == Kind::Chunked {
                 y.push_str(&format!(
                     "  parameterSpace:\n    taskParameterDefinitions:\n    - name: Chunk\n      type: INT\n      range: '0-{}'\n",

@@ -3,6 +3,7 @@
 //! left, so a killed or slow task shows where it was.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -16,6 +17,15 @@ pub struct FrameProgress {
     bar: Option<ProgressBar>,
     lines: bool,
     unit: &'static str,
+}
+
+static OPENJD: AtomicBool = AtomicBool::new(false);
+
+/// Also report progress as Open Job Description messages on the log's lines
+/// (`openjd_progress: P` with P in 0–100, `openjd_status: …`), which a farm worker shows per
+/// task; the farm templates turn it on (`tress run --openjd-progress`).
+pub fn report_to_openjd(on: bool) {
+    OPENJD.store(on, Ordering::Relaxed);
 }
 
 /// Frames between progress lines in a log.
@@ -80,6 +90,20 @@ impl FrameProgress {
                 clock(left),
                 u = self.unit
             );
+            if OPENJD.load(Ordering::Relaxed) {
+                eprintln!(
+                    "openjd_progress: {:.1}",
+                    100.0 * self.done as f64 / self.total.max(1) as f64
+                );
+                eprintln!(
+                    "openjd_status: {} {u} {frame} ({}/{}), ETA {}",
+                    self.label,
+                    self.done,
+                    self.total,
+                    clock(left),
+                    u = self.unit
+                );
+            }
         }
     }
 

@@ -143,7 +143,7 @@ fn a_farm_log_shows_progress_and_each_output_as_it_is_written() {
     let log_path = dir.join("task.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let status = Command::new(env!("CARGO_BIN_EXE_tress"))
-        .args(["run", job.to_str().unwrap()])
+        .args(["run", job.to_str().unwrap(), "--openjd-progress"])
         .stdout(log.try_clone().unwrap())
         .stderr(log)
         .status()
@@ -162,6 +162,19 @@ fn a_farm_log_shows_progress_and_each_output_as_it_is_written() {
         assert!(l.contains("s/frame") && l.contains("ETA"), "{l}");
     }
     assert!(find("OUTPUT_FILE:") < find("guides     running"), "{text}");
+    // The same progress as Open Job Description messages, which a farm worker shows per task:
+    // a percentage in 0–100 ending at 100, and a status line.
+    let pct: Vec<f64> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("openjd_progress: "))
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(
+        !pct.is_empty() && pct.iter().all(|p| (0.0..=100.0).contains(p)),
+        "{pct:?}"
+    );
+    assert!(pct.contains(&100.0), "{pct:?}");
+    assert!(lines[find("openjd_status: gt frame")].contains("ETA"), "{text}");
     assert!(
         find(&format!(
             "OUTPUT_FILE: {}",
