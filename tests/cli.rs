@@ -405,3 +405,125 @@ fn groom_edits_run_in_the_order_given() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!bad.exists());
 }
+
+/// `--json` on the commands that write files: one JSON document on standard output naming
+/// what was written (no `OUTPUT_FILE:` lines mixed in), with the counts a script checks.
+#[test]
+fn writing_commands_answer_in_json() {
+    let dir = temp_dir("cli-json");
+    let json = |args: &[&str]| -> serde_json::Value {
+        let o = tress(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&o)))
+    };
+    let g = dir.join("g.ply");
+    let v = json(&[
+        "groom",
+        "new",
+        "--style",
+        "wavy",
+        "--strands",
+        "60",
+        "--points",
+        "8",
+        "-o",
+        g.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["outputs"][0], g.to_str().unwrap());
+    assert_eq!(
+        (v["strands"].as_u64(), v["points"].as_u64()),
+        (Some(60), Some(480))
+    );
+    let e = dir.join("e.hair");
+    let v = json(&[
+        "groom",
+        "edit",
+        g.to_str().unwrap(),
+        "--length",
+        "0.5",
+        "-o",
+        e.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["outputs"][0], e.to_str().unwrap());
+    assert_eq!(v["strands"], 60);
+    let c = dir.join("c.data");
+    let v = json(&["convert", e.to_str().unwrap(), c.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        (v["outputs"][0].as_str(), v["strands"].as_u64()),
+        (c.to_str(), Some(60))
+    );
+    let p = dir.join("p.png");
+    let v = json(&[
+        "preview",
+        g.to_str().unwrap(),
+        "-o",
+        p.to_str().unwrap(),
+        "--size",
+        "64x64",
+        "--json",
+    ]);
+    assert_eq!((v["width"].as_u64(), v["height"].as_u64()), (Some(64), Some(64)));
+    assert!(p.is_file());
+    // A cache converted to metres, Z up.
+    let tc = dir.join("s.tcache");
+    tress_ok(&[
+        "simulate",
+        "--groom",
+        g.to_str().unwrap(),
+        "--motion",
+        "turn",
+        "--frames",
+        "1-3",
+        "-o",
+        tc.to_str().unwrap(),
+    ]);
+    let abc = dir.join("s.abc");
+    let v = json(&[
+        "convert",
+        tc.to_str().unwrap(),
+        abc.to_str().unwrap(),
+        "--units",
+        "m",
+        "--out-up",
+        "z",
+        "--json",
+    ]);
+    assert_eq!(
+        (v["frames"].as_u64(), v["units"].as_str(), v["up"].as_str()),
+        (Some(3), Some("m"), Some("Z"))
+    );
+    // A farm template; a template named .json is refused (it is YAML), leaving nothing.
+    let job = dir.join("j.toml");
+    std::fs::write(
+        &job,
+        "name = \"j\"\noutput = \"out\"\nframes = \"1-4\"\n[groom]\npreset = \"wavy\"\nstrands = 50\n",
+    )
+    .unwrap();
+    let t = dir.join("t.yaml");
+    let v = json(&[
+        "farm",
+        "export",
+        job.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+        "--chunks",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(
+        (v["outputs"][0].as_str(), v["chunks"].as_u64()),
+        (t.to_str(), Some(2))
+    );
+    let o = tress(&[
+        "farm",
+        "export",
+        job.to_str().unwrap(),
+        "-o",
+        dir.join("t.json").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("YAML"), "{}", stderr(&o));
+    assert!(!dir.join("t.json").exists());
+}

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::report::output_file;
+use super::report::outputs;
 use crate::cache::{ConvertOptions, SinkOptions, convert_cache, is_cache_path, parse_frame_range};
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, UpAxis, read_groom, resample, write_groom};
@@ -45,6 +45,9 @@ pub struct ConvertArgs {
     /// Alembic cache input: the curves object (default: the first).
     #[arg(long, value_name = "PATH")]
     pub object: Option<String>,
+    /// Print what was written as JSON on standard output (`outputs` and a summary).
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn is_cache_conversion(a: &ConvertArgs) -> bool {
@@ -84,9 +87,16 @@ fn run_cache(a: &ConvertArgs) -> Result<()> {
     };
     let (files, frames) = convert_cache(&a.input, &a.output, &opts)?;
     eprintln!("{} frames converted", frames);
-    for f in &files {
-        output_file(f);
-    }
+    outputs(
+        a.json,
+        &files,
+        serde_json::json!({
+            "input": a.input.display().to_string(),
+            "frames": frames,
+            "units": opts.sink.space.units.name(),
+            "up": opts.sink.space.up_axis().to_string(),
+        }),
+    );
     Ok(())
 }
 
@@ -122,6 +132,14 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         groom = resample(&groom, n as usize);
     }
     write_groom(&a.output, &groom)?;
-    output_file(&a.output);
+    outputs(
+        a.json,
+        std::slice::from_ref(&a.output),
+        serde_json::json!({
+            "input": a.input.display().to_string(),
+            "strands": groom.strand_count(),
+            "points": groom.points().len(),
+        }),
+    );
     Ok(())
 }

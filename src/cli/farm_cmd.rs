@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::report::output_file;
+use super::report::outputs;
 use crate::error::Result;
 use crate::pipeline::{Job, farm};
 
@@ -32,9 +32,12 @@ pub struct ExportArgs {
     /// Template format (Open Job Description).
     #[arg(long, value_enum, default_value_t = FarmFormat::Openjd)]
     pub format: FarmFormat,
-    /// The template file to write (.yaml or .json).
+    /// The template file to write (.yaml; Open Job Description's YAML form).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Print what was written as JSON on standard output.
+    #[arg(long)]
+    pub json: bool,
     /// Tasks the upsampling is split into (at most one per frame).
     #[arg(long, default_value_t = 4)]
     pub chunks: usize,
@@ -64,6 +67,15 @@ fn is_dataset(path: &std::path::Path) -> bool {
 
 pub fn run(cmd: &FarmCommand) -> Result<()> {
     let FarmCommand::Export(a) = cmd;
+    if !matches!(
+        tress_formats::extension(&a.output).as_deref(),
+        Some("yaml" | "yml")
+    ) {
+        return Err(crate::error::Error::Invalid(format!(
+            "{}: templates are written as YAML; name the output .yaml (Open Job Description reads it as it reads JSON)",
+            a.output.display()
+        )));
+    }
     let dataset = is_dataset(&a.job);
     if a.dataset_dir.is_some() && !dataset {
         return Err(crate::error::Error::Invalid(format!(
@@ -98,6 +110,15 @@ pub fn run(cmd: &FarmCommand) -> Result<()> {
     };
     tress_formats::atomic::write(&a.output, text.as_bytes())
         .map_err(|e| crate::error::output_error(&a.output, e))?;
-    output_file(&a.output);
+    outputs(
+        a.json,
+        std::slice::from_ref(&a.output),
+        serde_json::json!({
+            "job": opts.job_file.display().to_string(),
+            "kind": if dataset { "dataset" } else { "job" },
+            "chunks": a.chunks,
+            "production": a.production,
+        }),
+    );
     Ok(())
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::report::output_file;
+use super::report::outputs;
 use crate::error::Result;
 use crate::groom::{GroomParams, Style, generate, presets, write_groom};
 
@@ -40,6 +40,9 @@ pub struct EditArgs {
     /// The edited groom (.hair, .ply, .data, .tfx, .abc, .usda).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Print what was written as JSON on standard output (`outputs` and a summary).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The edits in command-line order (clap keeps each option's values in order, not their
@@ -115,6 +118,9 @@ pub struct NewArgs {
     /// Output file (.hair, .ply, .data).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Print what was written as JSON on standard output (`outputs` and a summary).
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(cmd: &GroomCommand) -> Result<()> {
@@ -140,7 +146,15 @@ pub fn run(cmd: &GroomCommand) -> Result<()> {
             t.apply(&mut g);
             let edited = crate::groom::edit::apply(&g, &edits)?;
             write_groom(&a.output, &edited)?;
-            output_file(&a.output);
+            outputs(
+                a.json,
+                std::slice::from_ref(&a.output),
+                serde_json::json!({
+                    "input": a.input.display().to_string(),
+                    "strands": edited.strand_count(),
+                    "points": edited.points().len(),
+                }),
+            );
             Ok(())
         }
         GroomCommand::New(a) => {
@@ -167,7 +181,16 @@ pub fn run(cmd: &GroomCommand) -> Result<()> {
             };
             let groom = generate(&params)?;
             write_groom(&a.output, &groom)?;
-            output_file(&a.output);
+            outputs(
+                a.json,
+                std::slice::from_ref(&a.output),
+                serde_json::json!({
+                    "style": format!("{:?}", params.style).to_lowercase(),
+                    "seed": params.seed,
+                    "strands": groom.strand_count(),
+                    "points": groom.points().len(),
+                }),
+            );
             Ok(())
         }
     }

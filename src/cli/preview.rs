@@ -8,7 +8,7 @@ use std::time::Instant;
 use clap::Args;
 use glam::Vec3;
 
-use super::report::output_file;
+use super::report::{output_file, outputs};
 use crate::cache::{is_cache_path, open_source, parse_frame_range};
 use crate::error::{Error, Result};
 use crate::groom::{ReadOptions, Transform, read_groom};
@@ -30,6 +30,9 @@ pub struct PreviewArgs {
     /// (.gif, .apng, or a PNG sequence pattern such as frames.####.png).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Print what was written as JSON on standard output (`outputs` and a summary).
+    #[arg(long)]
+    pub json: bool,
     /// Turn the camera once around the hair: over the frames of an animation, or in N frames
     /// around a groom.
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "48")]
@@ -146,7 +149,16 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
             img.height(),
             started.elapsed().as_secs_f64()
         );
-        output_file(&a.output);
+        outputs(
+            a.json,
+            std::slice::from_ref(&a.output),
+            serde_json::json!({
+                "frames": frames.len(),
+                "width": img.width(),
+                "height": img.height(),
+                "seconds": started.elapsed().as_secs_f64(),
+            }),
+        );
         return Ok(());
     }
     // An animation: a still groom turns in N frames (drawn from its one frame); a cache plays
@@ -192,8 +204,23 @@ pub fn run(a: &PreviewArgs) -> Result<()> {
         height,
         started.elapsed().as_secs_f64()
     );
-    for p in written.iter().take(1) {
-        output_file(p);
+    if a.json {
+        outputs(
+            true,
+            &written,
+            serde_json::json!({
+                "frames": tiles.len(),
+                "fps": fps,
+                "width": width,
+                "height": height,
+                "seconds": started.elapsed().as_secs_f64(),
+            }),
+        );
+    } else {
+        // A PNG sequence's first file names it.
+        for p in written.iter().take(1) {
+            output_file(p);
+        }
     }
     Ok(())
 }

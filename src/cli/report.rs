@@ -45,6 +45,24 @@ pub fn output_file(path: &std::path::Path) {
     println!("OUTPUT_FILE: {}", path.display());
 }
 
+/// What a command wrote: `OUTPUT_FILE:` lines, or with `--json` one JSON object on standard
+/// output, `{"outputs": [...]}` plus the fields of `more` (an object).
+pub fn outputs(json: bool, files: &[std::path::PathBuf], more: serde_json::Value) {
+    if json {
+        let mut doc = serde_json::json!({
+            "outputs": files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        });
+        if let (Some(d), serde_json::Value::Object(m)) = (doc.as_object_mut(), more) {
+            d.extend(m);
+        }
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+    } else {
+        for f in files {
+            output_file(f);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

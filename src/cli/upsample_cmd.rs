@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use glam::Vec3;
 
-use super::report::output_file;
+use super::report::outputs;
 use crate::cache::FrameSink;
 use crate::cache::{CacheInfo, SinkOptions, create_sink, open_source};
 use crate::error::{Error, Result};
@@ -58,6 +58,9 @@ pub struct UpsampleArgs {
     /// Output cache: .abc, .tcache or a PLY sequence pattern.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Print what was written as JSON on standard output (`outputs` and a summary).
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(a: &UpsampleArgs) -> Result<()> {
@@ -164,8 +167,16 @@ pub fn run(a: &UpsampleArgs) -> Result<()> {
         sink.write(info.frames[i], &guide_points, Some(head))?;
     }
     tracing::info!(diagnostics = %sink.diagnostics(), "upsampled");
-    for f in Box::new(sink).finish()? {
-        output_file(&f);
-    }
+    let diagnostics = sink.diagnostics().to_string();
+    let files = Box::new(sink).finish()?;
+    outputs(
+        a.json,
+        &files,
+        serde_json::json!({
+            "frames": info.frames.len(),
+            "strands": out_info.topology.counts.len(),
+            "diagnostics": diagnostics,
+        }),
+    );
     Ok(())
 }
