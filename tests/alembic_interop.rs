@@ -99,6 +99,14 @@ fn tress_caches_read_identically_in_the_official_library() {
             .flat_map(|&c| (0..c).map(move |i| 0.01 * (1.0 - 0.8 * i as f32 / (c - 1) as f32)))
             .collect(),
     ));
+    // Per-strand colours (Unreal's groom_color), a gradient across the strands.
+    let colors: Vec<[f32; 3]> = (0..strands.counts.len())
+        .map(|i| {
+            let t = i as f32 / strands.counts.len() as f32;
+            [0.2 + 0.6 * t, 0.15, 0.1 + 0.3 * (1.0 - t)]
+        })
+        .collect();
+    strands.attrs.color = Some(Attr::PerStrand(colors.clone()));
     let guides = groom.filter_strands(|i| i % 10 == 0).to_strands();
     let hair_frames = frames(groom.points(), nframes);
     let guide_points: Vec<glam::Vec3> = bytemuck::cast_slice(&guides.points).to_vec();
@@ -212,6 +220,20 @@ fn tress_caches_read_identically_in_the_official_library() {
             sha(&set.attrs.width.as_ref().unwrap().per_vertex(&set.counts))
         );
         assert_eq!(get("groom_width")["samples"].as_array().unwrap().len(), nframes);
+        if is_guide {
+            assert!(
+                arb.iter().all(|a| a["name"] != "groom_color"),
+                "guides have no colour"
+            );
+        } else {
+            assert_eq!(first("groom_color"), sha(&colors));
+            assert_eq!(get("groom_color")["extent"], 3);
+            let md = get("groom_color")["metadata"].as_str().unwrap();
+            assert!(
+                md.contains("geoScope=uni") && md.contains("interpretation=rgb"),
+                "{md}"
+            );
+        }
     }
 
     // The project's own checker (official library) finds no problems.

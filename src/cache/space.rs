@@ -6,7 +6,14 @@
 use serde::{Deserialize, Serialize};
 use tress_formats::{Attr, Strands};
 
-pub use crate::groom::UpAxis;
+/// The up axis of a file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum UpAxis {
+    #[default]
+    Y,
+    Z,
+}
 
 /// Length unit of written caches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -106,35 +113,6 @@ impl OutputSpace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::groom::Transform;
-
-    #[test]
-    fn writing_in_a_space_is_undone_by_reading_from_it() {
-        // Reading a file in metres, Z up, is `Transform { scale: 100, up: Z }`: it must bring
-        // back what writing in metres, Z up, wrote.
-        let space = OutputSpace {
-            units: Units::M,
-            up: UpAxis::Z,
-        };
-        let p = [1.5f32, -2.25, 7.0];
-        let written = space.point(p);
-        // Z up: tress's up (y) is the file's z.
-        assert_eq!(written[2], p[1] * 0.01);
-        let read = Transform {
-            scale: 100.0,
-            up: UpAxis::Z,
-        };
-        let second = space.point([p[0], p[1] - 3.0, p[2]]);
-        let mut groom = crate::groom::Groom::from_strands(
-            Strands::new(vec![written, second], vec![2], Default::default()).unwrap(),
-        )
-        .unwrap();
-        read.apply(&mut groom);
-        let back = groom.points()[0].to_array();
-        for k in 0..3 {
-            assert!((back[k] - p[k]).abs() < 1e-5, "{back:?} vs {p:?}");
-        }
-    }
 
     #[test]
     fn the_rotation_keeps_handedness() {

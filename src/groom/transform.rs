@@ -1,18 +1,9 @@
 //! Units and axes on the way in and out: tress works in centimetres with Y up.
 
 use glam::Vec3;
-use serde::{Deserialize, Serialize};
 
 use super::model::Groom;
-
-/// The up axis of a file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum UpAxis {
-    #[default]
-    Y,
-    Z,
-}
+pub use crate::cache::space::UpAxis;
 
 /// Scale, then rotate a Z-up file into Y-up (right-handed: (x, y, z) → (x, z, −y)).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -75,6 +66,35 @@ impl Transform {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writing_in_a_space_is_undone_by_reading_from_it() {
+        // Reading a file in metres, Z up, is `Transform { scale: 100, up: Z }`: it must bring
+        // back what writing in metres, Z up, wrote.
+        use crate::cache::{OutputSpace, Units};
+        let space = OutputSpace {
+            units: Units::M,
+            up: UpAxis::Z,
+        };
+        let p = [1.5f32, -2.25, 7.0];
+        let written = space.point(p);
+        // Z up: tress's up (y) is the file's z.
+        assert_eq!(written[2], p[1] * 0.01);
+        let second = space.point([p[0], p[1] - 3.0, p[2]]);
+        let mut groom = Groom::from_strands(
+            tress_formats::Strands::new(vec![written, second], vec![2], Default::default()).unwrap(),
+        )
+        .unwrap();
+        Transform {
+            scale: 100.0,
+            up: UpAxis::Z,
+        }
+        .apply(&mut groom);
+        let back = groom.points()[0].to_array();
+        for k in 0..3 {
+            assert!((back[k] - p[k]).abs() < 1e-5, "{back:?} vs {p:?}");
+        }
+    }
 
     #[test]
     fn z_up_becomes_y_up() {

@@ -75,6 +75,8 @@ pub struct CurvesSpec {
     pub kind: CurveKind,
     /// Strand diameter: constant, per strand or per vertex.
     pub width: Option<Attr<f32>>,
+    /// Linear RGB (Unreal `groom_color`): constant, per strand or per vertex.
+    pub color: Option<Attr<[f32; 3]>>,
     pub root_uv: Option<Vec<[f32; 2]>>,
     pub ids: Option<Vec<u32>>,
     /// Whether these curves are simulation guides (Unreal `groom_guide`).
@@ -93,6 +95,7 @@ impl CurvesSpec {
             counts: strands.counts.clone(),
             kind: CurveKind::LINEAR,
             width: strands.attrs.width.clone(),
+            color: strands.attrs.color.clone(),
             root_uv: strands.attrs.root_uv.clone(),
             ids: strands.attrs.id.clone(),
             guides: false,
@@ -215,6 +218,9 @@ impl AbcWriter {
         if let Some(w) = &spec.width {
             w.check("width", strands, points)?;
         }
+        if let Some(c) = &spec.color {
+            c.check("color", strands, points)?;
+        }
         let g = self.groom(&spec.groom)?;
         let parent = self.grooms[g].1.object;
 
@@ -256,6 +262,18 @@ impl AbcWriter {
                 .arb
                 .push(("groom_width".into(), Pod::F32, 1, Scope::Vertex, None));
             arb.push(bytes_of(&w.per_vertex(&spec.counts)));
+        }
+        if let Some(c) = &spec.color {
+            // A colour parameter (C3f: three floats read as "rgb") at the attribute's own scope.
+            let (scope, values) = match c {
+                Attr::Constant(v) => (Scope::Constant, vec![*v]),
+                Attr::PerStrand(v) => (Scope::Uniform, v.clone()),
+                Attr::PerVertex(v) => (Scope::Vertex, v.clone()),
+            };
+            layout
+                .arb
+                .push(("groom_color".into(), Pod::F32, 3, scope, Some("rgb")));
+            arb.push(bytes_of(&values));
         }
         let writer = CurvesWriter::new(&mut self.archive, parent, &spec.name, self.time_sampling, &layout)?;
         self.curves.push(CurvesState {
