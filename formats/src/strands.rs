@@ -15,6 +15,23 @@ pub enum Attr<T> {
 }
 
 impl<T: Copy> Attr<T> {
+    /// The same attribute at the same scope with `f` applied to every value.
+    pub fn map<U>(&self, f: impl Fn(T) -> U) -> Attr<U> {
+        match self {
+            Attr::Constant(c) => Attr::Constant(f(*c)),
+            Attr::PerStrand(v) => Attr::PerStrand(v.iter().map(|x| f(*x)).collect()),
+            Attr::PerVertex(v) => Attr::PerVertex(v.iter().map(|x| f(*x)).collect()),
+        }
+    }
+
+    /// The stored values: one (constant), one per strand or one per vertex.
+    pub fn values(&self) -> &[T] {
+        match self {
+            Attr::Constant(c) => std::slice::from_ref(c),
+            Attr::PerStrand(v) | Attr::PerVertex(v) => v,
+        }
+    }
+
     /// The value at vertex `v` of strand `s`.
     pub fn at(&self, strand: usize, vertex: usize) -> T {
         match self {

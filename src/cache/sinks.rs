@@ -146,11 +146,16 @@ impl FrameSink for PlySequence {
 struct InSpace {
     inner: Box<dyn FrameSink>,
     space: OutputSpace,
+    /// The frame in the output's space (kept between frames).
+    moved: Vec<[f32; 3]>,
 }
 
 impl FrameSink for InSpace {
     fn write(&mut self, frame: f64, positions: &[[f32; 3]], pose: Option<HeadPose>) -> Result<()> {
-        self.inner.write(frame, &self.space.points(positions), pose)
+        let space = self.space;
+        self.moved.clear();
+        self.moved.extend(positions.iter().map(|p| space.point(*p)));
+        self.inner.write(frame, &self.moved, pose)
     }
     fn finish(self: Box<Self>) -> Result<Vec<PathBuf>> {
         self.inner.finish()
@@ -183,6 +188,7 @@ pub fn create_sink(
     Ok(Box::new(InSpace {
         inner: open_sink(path, &info, start_frame, opts)?,
         space,
+        moved: Vec::new(),
     }))
 }
 

@@ -4,7 +4,7 @@
 //! and the files' metadata (`metersPerUnit`, `upAxis`) say which space they are in.
 
 use serde::{Deserialize, Serialize};
-use tress_formats::{Attr, Strands};
+use tress_formats::Strands;
 
 /// The up axis of a file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -85,14 +85,13 @@ impl OutputSpace {
 
     /// Strands in this space: points moved, widths scaled.
     pub fn strands(&self, s: &Strands) -> Strands {
-        let mut out = s.clone();
-        out.points = self.points(&s.points);
+        let mut out = Strands {
+            points: self.points(&s.points),
+            counts: s.counts.clone(),
+            attrs: s.attrs.clone(),
+        };
         let k = self.units.per_cm();
-        out.attrs.width = s.attrs.width.as_ref().map(|w| match w {
-            Attr::Constant(v) => Attr::Constant(v * k),
-            Attr::PerStrand(v) => Attr::PerStrand(v.iter().map(|x| x * k).collect()),
-            Attr::PerVertex(v) => Attr::PerVertex(v.iter().map(|x| x * k).collect()),
-        });
+        out.attrs.width = s.attrs.width.as_ref().map(|w| w.map(|v| v * k));
         out
     }
 

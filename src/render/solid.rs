@@ -102,6 +102,18 @@ pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, fa
     let step = 2.0 / camera.scale;
     let bounds = bounding_spheres(colliders);
     let bounds = bounds.as_deref();
+    // The ray through the centre of pixel (x, y).
+    let centre_ray = |x: usize, y: usize| {
+        trace(
+            camera,
+            colliders,
+            bounds,
+            x as f32 + 0.5,
+            y as f32 + 0.5,
+            near,
+            far,
+        )
+    };
     // Rays through every other pixel of every other row first; a pixel between four (or two)
     // of them that all miss misses, one between hits close in depth takes their bilinear
     // blend (the surface is smooth there), and any other pixel is traced.
@@ -110,15 +122,7 @@ pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, fa
         .into_par_iter()
         .map(|k| {
             let (x, y) = (2 * (k % cw), 2 * (k / cw));
-            trace(
-                camera,
-                colliders,
-                bounds,
-                x as f32 + 0.5,
-                y as f32 + 0.5,
-                near,
-                far,
-            )
+            centre_ray(x, y)
         })
         .collect();
     // The lattice ray through (even) pixel x, y.
@@ -175,15 +179,7 @@ pub fn trace_colliders(camera: &Camera, colliders: &ColliderFrame, near: f32, fa
                     });
                 }
             }
-            trace(
-                camera,
-                colliders,
-                bounds,
-                x as f32 + 0.5,
-                y as f32 + 0.5,
-                near,
-                far,
-            )
+            centre_ray(x, y)
         })
         .collect();
     let s = SUPERSAMPLE as usize;

@@ -133,6 +133,15 @@ pub struct AbcWriter {
     frames: usize,
 }
 
+/// The Alembic scope of an attribute's values.
+fn scope_of<T>(a: &Attr<T>) -> Scope {
+    match a {
+        Attr::Constant(_) => Scope::Constant,
+        Attr::PerStrand(_) => Scope::Uniform,
+        Attr::PerVertex(_) => Scope::Vertex,
+    }
+}
+
 fn bytes_of<T: bytemuck::Pod>(v: &[T]) -> Vec<u8> {
     bytemuck::cast_slice(v).to_vec()
 }
@@ -224,12 +233,8 @@ impl AbcWriter {
         let g = self.groom(&spec.groom)?;
         let parent = self.grooms[g].1.object;
 
-        let (width_scope, widths) = match &spec.width {
-            None => (None, None),
-            Some(Attr::Constant(c)) => (Some(Scope::Constant), Some(vec![*c])),
-            Some(Attr::PerStrand(v)) => (Some(Scope::Uniform), Some(v.clone())),
-            Some(Attr::PerVertex(v)) => (Some(Scope::Vertex), Some(v.clone())),
-        };
+        let width_scope = spec.width.as_ref().map(scope_of);
+        let widths = spec.width.as_ref().map(|w| w.values().to_vec());
         let uni = |name: &str, pod: Pod, extent: u8| (name.to_string(), pod, extent, Scope::Uniform, None);
         let con = |name: &str, pod: Pod| (name.to_string(), pod, 1u8, Scope::Constant, None);
         let mut layout = CurvesLayout {
@@ -265,15 +270,10 @@ impl AbcWriter {
         }
         if let Some(c) = &spec.color {
             // A colour parameter (C3f: three floats read as "rgb") at the attribute's own scope.
-            let (scope, values) = match c {
-                Attr::Constant(v) => (Scope::Constant, vec![*v]),
-                Attr::PerStrand(v) => (Scope::Uniform, v.clone()),
-                Attr::PerVertex(v) => (Scope::Vertex, v.clone()),
-            };
             layout
                 .arb
-                .push(("groom_color".into(), Pod::F32, 3, scope, Some("rgb")));
-            arb.push(bytes_of(&values));
+                .push(("groom_color".into(), Pod::F32, 3, scope_of(c), Some("rgb")));
+            arb.push(bytes_of(c.values()));
         }
         let writer = CurvesWriter::new(&mut self.archive, parent, &spec.name, self.time_sampling, &layout)?;
         self.curves.push(CurvesState {
