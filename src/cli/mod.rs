@@ -17,6 +17,7 @@ pub mod preview;
 pub mod report;
 pub mod run_cmd;
 pub mod sdf_cmd;
+pub mod shell;
 pub mod simulate;
 pub mod skinning_cmd;
 pub mod train_cmd;
@@ -154,6 +155,10 @@ pub enum Command {
         #[command(subcommand)]
         command: presets_cmd::PresetsCommand,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Write man pages for tress and every subcommand into a folder.
+    Man(shell::ManArgs),
 }
 
 /// `--threads T` of a command: the global worker pool (all cores without it).
@@ -212,6 +217,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Presets { command } => presets_cmd::run(&command),
         Command::Hairmesh { command } => hairmesh_cmd::run(&command),
         Command::Drape(a) => drape_cmd::run(&a),
+        Command::Completions(a) => shell::completions(&a),
+        Command::Man(a) => shell::man(&a),
     }
 }
 
