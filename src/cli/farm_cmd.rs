@@ -32,7 +32,9 @@ pub struct ExportArgs {
     /// Template format (Open Job Description).
     #[arg(long, value_enum, default_value_t = FarmFormat::Openjd)]
     pub format: FarmFormat,
-    /// The template file to write (.yaml; Open Job Description's YAML form).
+    /// The template file to write (.yaml; Open Job Description's YAML form), or a folder (a name
+    /// without .yaml) for a job bundle in Deadline Cloud's layout: template.yaml,
+    /// parameter_values.yaml and the job with the files it names, runnable from anywhere.
     #[arg(short, long)]
     pub output: PathBuf,
     /// Print what was written as JSON on standard output.
@@ -67,15 +69,16 @@ fn is_dataset(path: &std::path::Path) -> bool {
 
 pub fn run(cmd: &FarmCommand) -> Result<()> {
     let FarmCommand::Export(a) = cmd;
-    if !matches!(
-        tress_formats::extension(&a.output).as_deref(),
-        Some("yaml" | "yml")
-    ) {
-        return Err(crate::error::Error::Invalid(format!(
-            "{}: templates are written as YAML; name the output .yaml (Open Job Description reads it as it reads JSON)",
-            a.output.display()
-        )));
-    }
+    let bundle = match tress_formats::extension(&a.output).as_deref() {
+        Some("yaml" | "yml") => false,
+        Some("json") => {
+            return Err(crate::error::Error::Invalid(format!(
+                "{}: templates are written as YAML; name the output .yaml (Open Job Description reads it as it reads JSON), or give a folder for a job bundle",
+                a.output.display()
+            )));
+        }
+        _ => true,
+    };
     let dataset = is_dataset(&a.job);
     if a.dataset_dir.is_some() && !dataset {
         return Err(crate::error::Error::Invalid(format!(
@@ -86,36 +89,82 @@ pub fn run(cmd: &FarmCommand) -> Result<()> {
     // The job file (or dataset config) and its path from the template's folder.
     let job_file = std::path::absolute(&a.job).unwrap_or_else(|_| a.job.clone());
     let out = std::path::absolute(&a.output).unwrap_or_else(|_| a.output.clone());
-    let folder = out.parent().unwrap_or(std::path::Path::new("/")).to_path_buf();
-    let opts = farm::TemplateOptions {
-        job_file_default: farm::relative(&folder, &job_file),
-        job_file,
+    let folder = if bundle {
+        out.clone()
+    } else {
+        out.parent().unwrap_or(std::path::Path::new("/")).to_path_buf()
+    };
+    let contents = if bundle {
+        Some(crate::pipeline::bundle::contents(&job_file)?)
+    } else {
+        None
+    };
+    let mut opts = farm::TemplateOptions {
+        job_file_default: match &contents {
+            Some(c) => std::path::Path::new("job").join(&c.main),
+            None => farm::relative(&folder, &job_file),
+        },
+        job_file: job_file.clone(),
         tress: a.tress.clone(),
         chunks: a.chunks,
         production: a.production,
+        output_default: None,
         cpus: a.cpus,
         memory_gib: a.memory_gib,
     };
+    let mut job_output = None;
     let text = if dataset {
         let d = crate::pipeline::dataset::Dataset::load(&a.job)?;
         let dir = match &a.dataset_dir {
             Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.clone()),
-            None => folder.join(&d.spec.name),
+            None => job_file.parent().unwrap_or(&folder).join(&d.spec.name),
+        };
+        let dir = if bundle || a.dataset_dir.is_some() {
+            dir
+        } else {
+            folder.join(&d.spec.name)
         };
         farm::openjd_dataset_template(&d, &farm::relative(&folder, &dir), &opts)?
     } else {
+        let job = Job::load(&a.job)?;
+        if bundle {
+            // OpenJD refuses defaults outside the template's folder: `openjd run` writes into
+            // the bundle's `output/`; parameter_values.yaml (what a Deadline submission uses)
+            // names the job's own output folder.
+            opts.output_default = Some("output".into());
+            job_output = Some(crate::pipeline::bundle::normal(&job.output));
+        }
         match a.format {
-            FarmFormat::Openjd => farm::openjd_template(&Job::load(&a.job)?, &opts)?,
+            FarmFormat::Openjd => farm::openjd_template(&job, &opts)?,
         }
     };
-    tress_formats::atomic::write(&a.output, text.as_bytes())
-        .map_err(|e| crate::error::output_error(&a.output, e))?;
+    let files = match &contents {
+        Some(c) => {
+            let mut values = vec![("Tress".to_string(), a.tress.clone())];
+            if let Some(o) = &job_output {
+                values.push(("Output".into(), o.display().to_string()));
+            }
+            for v in farm::env_vars(&job_file)? {
+                if let Ok(value) = std::env::var(&v) {
+                    values.push((v, value));
+                }
+            }
+            let values = crate::pipeline::bundle::parameter_values(&values);
+            crate::pipeline::bundle::write(&a.output, &text, &values, c)?
+        }
+        None => {
+            tress_formats::atomic::write(&a.output, text.as_bytes())
+                .map_err(|e| crate::error::output_error(&a.output, e))?;
+            vec![a.output.clone()]
+        }
+    };
     outputs(
         a.json,
-        std::slice::from_ref(&a.output),
+        &files,
         serde_json::json!({
             "job": opts.job_file.display().to_string(),
             "kind": if dataset { "dataset" } else { "job" },
+            "bundle": bundle,
             "chunks": a.chunks,
             "production": a.production,
         }),

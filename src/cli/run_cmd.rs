@@ -28,6 +28,9 @@ pub struct RunArgs {
     /// Worker threads [default: all cores]. Results are identical for any count.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Write into DIR instead of the job file's `output` (a batch's items go in DIR/<item>).
+    #[arg(long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
     /// Print the report as JSON on standard output (stage progress stays off).
     #[arg(long)]
     pub json: bool,
@@ -79,7 +82,10 @@ fn parse_chunk(s: &str) -> Result<(usize, usize)> {
 pub fn run_job(a: &RunArgs) -> Result<()> {
     super::threads(a.threads)?;
     crate::pipeline::progress::report_to_openjd(a.openjd_progress);
-    let job = Job::load(&a.job)?;
+    let mut job = Job::load(&a.job)?;
+    if let Some(o) = &a.output {
+        job.output = std::path::absolute(o).unwrap_or_else(|_| o.clone());
+    }
     let batch = job.batch.is_some();
     let mut items = job.items()?;
     if let Some(name) = &a.item {

@@ -37,7 +37,11 @@ pub struct TemplateOptions {
     pub chunks: usize,
     /// Production shot: no ground-truth simulation, no scores or previews against it.
     pub production: bool,
-    /// Host requirements of every step.
+    /// A job bundle's `Output` parameter: the job's output folder relative to the template's
+    /// folder (its default), passed to every step as `--output`. `None`: the job file's own.
+    pub output_default: Option<PathBuf>,
+    /// Host requirements of every step; each step runs with `--threads` equal to the vCPUs it
+    /// asks for.
     pub cpus: u32,
     pub memory_gib: u32,
 }
@@ -120,6 +124,12 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
         "- name: JobFile\n  type: PATH\n  objectType: FILE\n  dataFlow: IN\n  description: 'The job file (TOML), as the worker sees it.'\n  default: {}\n",
         q(&o.job_file_default.display().to_string())
     ));
+    if let Some(out) = &o.output_default {
+        y.push_str(&format!(
+            "- name: Output\n  type: PATH\n  objectType: DIRECTORY\n  dataFlow: OUT\n  description: 'The job output folder.'\n  default: {}\n",
+            q(&out.display().to_string())
+        ));
+    }
     tress_and_variables(&mut y, o, &vars, "job file");
     y.push_str("steps:\n");
     let items: Vec<Option<String>> = match job.items() {
@@ -151,7 +161,7 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
                 }
             }
             host(&mut y, o);
-            let mut args = vec!["run".to_string(), "{{Param.JobFile}}".into()];
+            let mut args = run_args(o);
             if let Some(i) = item {
                 args.push("--item".into());
                 args.push(i.clone());
@@ -179,10 +189,9 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
             y.push_str(&format!("  - dependsOn: {}\n", q(r)));
         }
         host(&mut y, o);
-        script(
-            &mut y,
-            &["run".into(), "{{Param.JobFile}}".into(), "--summary".into()],
-        );
+        let mut args = run_args(o);
+        args.push("--summary".into());
+        script(&mut y, &args);
     }
     Ok(y)
 }
@@ -231,11 +240,20 @@ pub fn openjd_dataset_template(
         y.push_str(&format!("      - {}\n", q(&i.name)));
     }
     host(&mut y, o);
+    let threads = o.cpus.max(1).to_string();
     let build = |extra: &[&str]| -> Vec<String> {
-        let mut a: Vec<String> = ["dataset", "build", "{{Param.Config}}", "-o", "{{Param.Output}}"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut a: Vec<String> = [
+            "dataset",
+            "build",
+            "{{Param.Config}}",
+            "-o",
+            "{{Param.Output}}",
+            "--threads",
+            &threads,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         a.extend(extra.iter().map(|s| s.to_string()));
         a
     };
@@ -268,6 +286,21 @@ fn tress_and_variables(y: &mut String, o: &TemplateOptions, vars: &[String], wha
             y.push_str(&format!("    {v}: {}\n", q(&format!("{{{{Param.{v}}}}}"))));
         }
     }
+}
+
+/// `tress run JOB --threads N [--output DIR]`: the start of every step of a job's template.
+fn run_args(o: &TemplateOptions) -> Vec<String> {
+    let mut a = vec![
+        "run".to_string(),
+        "{{Param.JobFile}}".into(),
+        "--threads".into(),
+        o.cpus.max(1).to_string(),
+    ];
+    if o.output_default.is_some() {
+        a.push("--output".into());
+        a.push("{{Param.Output}}".into());
+    }
+    a
 }
 
 fn host(y: &mut String, o: &TemplateOptions) {

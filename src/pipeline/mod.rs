@@ -12,6 +12,7 @@
 //!   templates from the same stage list.
 
 pub mod batch;
+pub mod bundle;
 pub mod dataset;
 pub mod engine;
 pub mod farm;

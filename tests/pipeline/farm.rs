@@ -132,6 +132,146 @@ fn openjd_runs_the_exported_template_from_another_folder() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
+/// A job bundle (`farm export JOB -o DIR`, Deadline Cloud's layout) runs from anywhere: the job
+/// extends a parent one folder up and names its groom beside it by a relative path; the bundle
+/// is moved away from both, the originals are deleted, and `openjd run DIR/template.yaml` runs
+/// from a third folder with `tress` found on PATH and no parameter at all. Each step asks for 2
+/// vCPUs and runs with `--threads 2`; the outputs land in the bundle's `output/` (OpenJD's
+/// defaults stay inside the bundle), and `parameter_values.yaml` names the job's own output.
+#[test]
+#[ignore = "needs the Open Job Description CLI (TRESS_OPENJD); run with --include-ignored, as .ci/run does"]
+fn openjd_runs_a_moved_job_bundle_with_no_parameters() {
+    let openjd = common::tool_from_env(
+        "openjd_runs_a_moved_job_bundle_with_no_parameters",
+        "TRESS_OPENJD",
+        "the Open Job Description CLI",
+    );
+    let root = common::temp_dir("pipeline-bundle");
+    let shots = root.join("show/shots");
+    std::fs::create_dir_all(&shots).unwrap();
+    run(&[
+        "groom",
+        "new",
+        "--style",
+        "wavy",
+        "--strands",
+        "120",
+        "--points",
+        "10",
+        "-o",
+        shots.join("g.ply").to_str().unwrap(),
+    ]);
+    std::fs::write(
+        root.join("show/base.toml"),
+        "extends = \"default\"\n[head]\ncollider = \"sphere\"\n",
+    )
+    .unwrap();
+    let job = write_job(&shots, "b", "");
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("name = \"tiny\"", "extends = \"../base.toml\"\nname = \"tiny\"")
+        .replace("output = \"b\"", "output = \"../../renders/b\"")
+        .replace(
+            "preset = \"wavy\"\nstrands = 150\npoints = 12",
+            "file = \"g.ply\"",
+        );
+    assert!(text.contains("file = \"g.ply\"") && text.contains("extends"));
+    std::fs::write(&job, text).unwrap();
+    let bundle = root.join("bundles/b");
+    let exported = run(&[
+        "farm",
+        "export",
+        job.to_str().unwrap(),
+        "-o",
+        bundle.to_str().unwrap(),
+        "--production",
+        "--chunks",
+        "2",
+        "--cpus",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(exported["bundle"], true);
+    let listed: Vec<String> = exported["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    for f in [
+        "template.yaml",
+        "parameter_values.yaml",
+        "job/base.toml",
+        "job/shots/b.toml",
+        "job/shots/g.ply",
+    ] {
+        assert!(bundle.join(f).is_file(), "{f} not in the bundle");
+        assert!(
+            listed.iter().any(|l| l.ends_with(f)),
+            "{f} not listed: {listed:?}"
+        );
+    }
+    let template = std::fs::read_to_string(bundle.join("template.yaml")).unwrap();
+    assert!(template.contains("default: 'job/shots/b.toml'"), "{template}");
+    assert!(template.contains("- '--threads'\n        - '2'"), "{template}");
+    assert!(
+        template.contains("- name: amount.worker.vcpu\n      min: 2"),
+        "{template}"
+    );
+    let values = std::fs::read_to_string(bundle.join("parameter_values.yaml")).unwrap();
+    assert!(
+        values.starts_with("parameterValues:\n- name: Tress\n  value: 'tress'"),
+        "{values}"
+    );
+    assert!(
+        values.contains(&format!(
+            "- name: Output\n  value: '{}'",
+            root.join("renders/b").display()
+        )),
+        "{values}"
+    );
+
+    // Move the bundle, delete the originals.
+    let moved = root.join("farm");
+    std::fs::create_dir_all(&moved).unwrap();
+    std::fs::rename(root.join("bundles"), moved.join("bundles")).unwrap();
+    std::fs::remove_dir_all(root.join("show")).unwrap();
+    let elsewhere = root.join("cwd");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let exe_dir = std::path::Path::new(env!("CARGO_BIN_EXE_tress"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        exe_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new(&openjd)
+        .current_dir(&elsewhere)
+        .env("PATH", path)
+        .env_remove("TRESS_DATA")
+        .arg("run")
+        .arg(moved.join("bundles/b/template.yaml"))
+        .args(["--step", "write", "--run-dependencies"])
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "openjd run: {log}");
+    assert!(log.contains("openjd_progress:"), "no progress lines: {log}");
+    let out = moved.join("bundles/b/output");
+    assert!(
+        out.join("hair.abc").is_file(),
+        "no hair.abc in {}: {log}",
+        out.display()
+    );
+    assert!(!out.join("gt.tcache").exists());
+    let _ = std::fs::remove_dir_all(&root);
+}
+
 /// A farm task's log (no terminal; standard output and error in one file, as a farm captures
 /// them): progress lines with seconds per frame and the time left during the simulations and
 /// the upsampling, and each `OUTPUT_FILE:` as soon as its stage is done — the ground truth's
