@@ -243,7 +243,7 @@ fn open_sink(
             let spec = UsdSpec {
                 root: "groom",
                 name: "hair",
-                doc: &format!("written by tress {}", crate::build_id()),
+                doc: concat!("written by tress ", env!("CARGO_PKG_VERSION")),
                 fps: info.fps,
                 start_frame,
                 velocities: opts.velocities,

@@ -231,7 +231,7 @@ pub fn write_groom(path: &Path, groom: &Groom) -> Result<()> {
             let spec = tress_formats::usd::UsdSpec {
                 root: "groom",
                 name: "hair",
-                doc: &format!("written by tress {}", crate::build_id()),
+                doc: concat!("written by tress ", env!("CARGO_PKG_VERSION")),
                 fps: 24.0,
                 start_frame: 1.0,
                 velocities: false,

@@ -97,7 +97,9 @@ pub struct TwoWayStats {
     /// Blocks of Eq. 4 solved.
     pub blocks: u64,
     /// Seconds interpolating the normal strands for the check, and solving Eq. 4.
+    #[serde(rename = "interpolation_seconds")]
     pub interpolation: f64,
+    #[serde(rename = "correction_seconds")]
     pub correction: f64,
 }
 

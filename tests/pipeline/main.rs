@@ -7,6 +7,7 @@
 mod common;
 mod crash;
 mod farm;
+mod golden;
 mod jobs;
 mod methods;
 

@@ -180,11 +180,15 @@ pub fn run(job: &Job, items: &[Job], quiet: bool) -> Result<Option<TrajectoryMet
     Ok(Some(metrics))
 }
 
-/// What the result depends on: the build, the config, the job's projection and every item's
-/// ground truth.
+/// The version of the held-out trajectory results: raise it when they change for the same
+/// inputs (as a stage's [`crate::pipeline::engine::Info::version`]).
+const RESULTS_VERSION: u32 = 1;
+
+/// What the result depends on: its results version, the config, the job's projection and every
+/// item's ground truth.
 fn inputs_key(job: &Job, items: &[Job], cfg: &TrajectoryConfig) -> Result<String> {
     let mut h = Sha256::new();
-    h.update(crate::build_id());
+    h.update(RESULTS_VERSION.to_le_bytes());
     h.update(serde_json::to_vec(cfg).expect("json"));
     // The held-out predictions get the job's collision projection.
     h.update([job.guides.resolve_collisions as u8]);

@@ -80,10 +80,10 @@ impl Inputs {
         self
     }
 
-    /// The hash a record of `stage` is keyed on.
-    pub fn hash(&self, stage: &str) -> String {
+    /// The hash a record of the stage `info` is keyed on (its name and results version).
+    pub fn hash(&self, info: &Info) -> String {
         let refs: Vec<&OutputFile> = self.files.iter().collect();
-        input_hash(stage, &self.settings, &refs)
+        input_hash(info.name, info.version, &self.settings, &refs)
     }
 }
 
@@ -94,6 +94,12 @@ impl Inputs {
 pub struct Info {
     pub name: &'static str,
     pub about: &'static str,
+    /// The version of the stage's results: part of its key instead of the build of tress, so
+    /// upgrading tress, or editing code that does not change what a stage computes, reuses
+    /// finished stages. Raise it whenever the stage's outputs for the same inputs change (its
+    /// own code or anything it calls: solver, formats); `tests/pipeline/golden.rs` fails when
+    /// they change while it stays.
+    pub version: u32,
     pub kind: Kind,
     pub needs: &'static str,
     /// Whether a job has work for the stage.
@@ -106,10 +112,16 @@ impl Info {
         Info {
             name,
             about,
+            version: 1,
             kind: Kind::Whole,
             needs: "nothing",
             applies: |_| true,
         }
+    }
+
+    /// Results version `v` (see [`Info::version`]).
+    pub const fn version(self, v: u32) -> Info {
+        Info { version: v, ..self }
     }
 
     /// Per-frame work that splits into chunks.

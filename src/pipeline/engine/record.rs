@@ -1,7 +1,9 @@
 //! Stage records. Each finished stage leaves `.tress/<stage>.json` in the output folder: the
-//! content hash of its inputs (settings, upstream outputs, tress version) and the files it
-//! wrote with their sizes and content hashes. A stage whose inputs hash the same and whose
-//! files are all there is skipped ("cached").
+//! content hash of its inputs (the stage's name and results version, its settings, the content
+//! of the files it reads) and the files it wrote with their sizes and content hashes. A stage
+//! whose inputs hash the same and whose files are all there is skipped ("cached"), whichever
+//! build of tress wrote it: a new build re-runs a stage only when that stage's results version
+//! ([`super::Info::version`]) changed.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -31,8 +33,11 @@ pub struct Record {
     pub inputs: String,
     pub outputs: Vec<OutputFile>,
     pub seconds: f64,
-    /// The build that wrote it ([`crate::build_id`]).
+    /// The build that wrote it ([`crate::build_id`]), for people: it does not key the record.
     pub tress: String,
+    /// The stage's results version when it ran ([`super::Info::version`]; in the key).
+    #[serde(default)]
+    pub version: u32,
 }
 
 /// SHA-256 of a file's content, streamed.
@@ -56,21 +61,23 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Hash of a stage's inputs: its name, the build of tress that runs it ([`crate::build_id`]),
-/// its settings (any serializable value) and the content hashes of the files it reads.
-pub fn input_hash(stage: &str, settings: &serde_json::Value, upstream: &[&OutputFile]) -> String {
-    input_hash_of_build(&crate::build_id(), stage, settings, upstream)
-}
+/// The version of the keys themselves (what [`input_hash`] hashes and how): raised only when
+/// that changes, which re-runs every stage once.
+const KEY_FORMAT: &str = "tress stage key 2";
 
-fn input_hash_of_build(
-    build: &str,
+/// Hash of a stage's inputs: its name and results version ([`super::Info::version`]), its
+/// settings (any serializable value) and the content hashes of the files it reads. Not the
+/// build of tress: a new build reuses results whose stage version did not change.
+pub fn input_hash(
     stage: &str,
+    version: u32,
     settings: &serde_json::Value,
     upstream: &[&OutputFile],
 ) -> String {
     let mut h = Sha256::new();
+    h.update(KEY_FORMAT.as_bytes());
     h.update(stage.as_bytes());
-    h.update(build.as_bytes());
+    h.update(version.to_le_bytes());
     h.update(serde_json::to_vec(settings).expect("settings serialize"));
     for f in upstream {
         h.update(f.path.as_bytes());
@@ -99,21 +106,18 @@ impl Record {
     /// with their recorded sizes (a quick check; [`Record::verify`] reads the files).
     pub fn is_current(&self, out: &Path, inputs: &str) -> bool {
         self.inputs == inputs
-            && self.tress == crate::build_id()
             && self
                 .outputs
                 .iter()
                 .all(|f| std::fs::metadata(out.join(&f.path)).is_ok_and(|m| m.len() == f.bytes))
     }
 
-    /// Whether this record can be trusted for inputs hashing to `inputs`: same inputs and build,
-    /// and every output it covers there with the size and SHA-256 it recorded. Otherwise why not.
+    /// Whether this record can be trusted for inputs hashing to `inputs`: same inputs (and
+    /// stage version), and every output it covers there with the size and SHA-256 it recorded.
+    /// Otherwise why not.
     pub fn verify(&self, out: &Path, inputs: &str) -> std::result::Result<(), String> {
-        if self.tress != crate::build_id() {
-            return Err(format!("written by another build of tress ({})", self.tress));
-        }
         if self.inputs != inputs {
-            return Err("settings or inputs changed since it ran".into());
+            return Err("settings, inputs or the stage's results version changed since it ran".into());
         }
         for f in &self.outputs {
             let full = out.join(&f.path);
@@ -139,8 +143,10 @@ impl Record {
     }
 
     /// Records the files `paths` (relative to `out`) as this stage's outputs and saves.
+    #[allow(clippy::too_many_arguments)]
     pub fn save(
         stage: &str,
+        version: u32,
         chunk: Option<Chunk>,
         inputs: String,
         out: &Path,
@@ -166,6 +172,7 @@ impl Record {
             outputs,
             seconds,
             tress: crate::build_id(),
+            version,
         };
         let path = record_path(out, stage, chunk);
         std::fs::create_dir_all(path.parent().expect("has a parent")).map_err(|e| Error::Write {
@@ -197,12 +204,16 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("a.bin"), b"hello").unwrap();
-        let h = input_hash("simulate", &serde_json::json!({"substeps": 2}), &[]);
+        let settings = serde_json::json!({"substeps": 2});
+        let h = input_hash("simulate", 1, &settings, &[]);
         assert_ne!(
             h,
-            input_hash("simulate", &serde_json::json!({"substeps": 3}), &[])
+            input_hash("simulate", 1, &serde_json::json!({"substeps": 3}), &[])
         );
-        let r = Record::save("simulate", None, h.clone(), &dir, &["a.bin".into()], 1.5).unwrap();
+        // A new results version of the stage does not reuse the record; another stage neither.
+        assert_ne!(h, input_hash("simulate", 2, &settings, &[]));
+        assert_ne!(h, input_hash("guide_sim", 1, &settings, &[]));
+        let r = Record::save("simulate", 1, None, h.clone(), &dir, &["a.bin".into()], 1.5).unwrap();
         assert_eq!(
             r.outputs[0].sha256,
             "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
@@ -211,26 +222,18 @@ mod tests {
         assert_eq!(back, r);
         assert!(back.is_current(&dir, &h));
         assert!(!back.is_current(&dir, "other"));
-        // Another build of tress (same version, other sources) does not reuse the record.
-        let settings = serde_json::json!({"substeps": 2});
-        assert_ne!(
-            input_hash_of_build("0.1.0 build aaaa", "simulate", &settings, &[]),
-            input_hash_of_build("0.1.0 build bbbb", "simulate", &settings, &[])
-        );
-        assert_eq!(
-            h,
-            input_hash_of_build(&crate::build_id(), "simulate", &settings, &[])
-        );
-        let older = Record {
-            tress: env!("CARGO_PKG_VERSION").into(),
+        // Another build of tress with the same stage version reuses it.
+        let other_build = Record {
+            tress: "0.0.1 build aaaa".into(),
             ..back.clone()
         };
-        assert!(
-            !older.is_current(&dir, &h),
-            "a record of another build is out of date"
-        );
+        assert!(other_build.is_current(&dir, &h));
+        assert!(other_build.verify(&dir, &h).is_ok());
         std::fs::write(dir.join("a.bin"), b"hello, world").unwrap();
         assert!(!back.is_current(&dir, &h), "a changed output is noticed");
+        std::fs::write(dir.join("a.bin"), b"jello").unwrap();
+        assert!(back.is_current(&dir, &h), "same size: the quick check passes");
+        assert!(back.verify(&dir, &h).unwrap_err().contains("SHA-256"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -83,7 +83,7 @@ fn load_current(stages: Stages, cx: &mut Ctx) {
             let Ok(inputs) = stage.inputs(cx, chunk) else {
                 continue;
             };
-            let hash = inputs.hash(stage.name());
+            let hash = inputs.hash(&stage.info());
             match r.verify(&cx.out, &hash) {
                 Ok(()) => {
                     cx.records.insert((stage.name(), chunk), r);
@@ -109,6 +109,8 @@ pub struct PlannedStage {
     pub status: &'static str,
     /// Why it runs: no earlier result, changed inputs, or an upstream stage that runs.
     pub reason: &'static str,
+    /// The stage's results version (part of its key).
+    pub version: u32,
 }
 
 /// Whether a complete earlier chunking of a per-frame stage satisfies an unchunked run.
@@ -151,6 +153,7 @@ pub fn plan(stages: Stages, job: &Job, opts: &RunOptions) -> Result<Vec<PlannedS
             stage: stage.name(),
             status,
             reason,
+            version: stage.info().version,
         });
     }
     Ok(out)
@@ -193,7 +196,7 @@ pub fn run_with(
         }
         let chunk = chunk_of(stage, opts);
         let inputs = stage.inputs(&cx, chunk)?;
-        let hash = inputs.hash(name);
+        let hash = inputs.hash(&stage.info());
         tracing::info!(stage = name, inputs = %hash, upstream = inputs.files.len(), "input hash");
         tracing::debug!(stage = name, settings = %inputs.settings, "settings");
         let summary = stage.kind() == Kind::Summary;
@@ -232,7 +235,15 @@ pub fn run_with(
         let t = Instant::now();
         let outputs = stage.run(&cx, chunk)?;
         let seconds = t.elapsed().as_secs_f64();
-        let r = Record::save(name, chunk, hash, &cx.out, &outputs, seconds)?;
+        let r = Record::save(
+            name,
+            stage.info().version,
+            chunk,
+            hash,
+            &cx.out,
+            &outputs,
+            seconds,
+        )?;
         if !cx.quiet {
             eprintln!("{name:<10} done in {seconds:.1} s");
         }

@@ -398,7 +398,7 @@ fn row_timing(
         let total = stage_seconds(two_way::NAME).map(|s| 1000.0 * s / frames);
         (
             total,
-            Some(1000.0 * (secs("interpolation") + secs("correction")) / frames),
+            Some(1000.0 * (secs("interpolation_seconds") + secs("correction_seconds")) / frames),
         )
     } else {
         (guide_sim, None)
