@@ -35,6 +35,11 @@ pub enum BenchName {
     /// procedural head at --size (default 1024) pixels a side on --threads threads, by phase,
     /// beside the same frame without self-shadowing and without the head.
     Render,
+    /// A production-size shot end to end through the job engine: --strands (default 150,000)
+    /// × --points strands, --guides guides simulated, IDW and static skinning (fitted on a
+    /// --training-frames simulation of the whole groom), the general neural model, Alembic
+    /// outputs, --frames (default 100) frames: seconds and peak memory per stage.
+    Shot,
     /// Drape network throughput for 1, 10, 100 and 1000 grooms at once (--config sizes, default
     /// drape_small; --threads), beside Adam on the same groom and pose.
     Drape,
@@ -62,9 +67,9 @@ pub struct BenchArgs {
     /// Points per strand of the benchmark groom.
     #[arg(long, default_value_t = 25)]
     pub points: usize,
-    /// Frames to simulate or write.
-    #[arg(long, default_value_t = 10)]
-    pub frames: usize,
+    /// Frames to simulate or write [default: 10; shot: 100].
+    #[arg(long)]
+    pub frames: Option<usize>,
     /// upsample: guide strands.
     #[arg(long, default_value_t = 400)]
     pub guides: usize,
@@ -85,9 +90,13 @@ pub struct BenchArgs {
     /// sim: strands of the large case on the peer scene (0: none).
     #[arg(long, default_value_t = 100_000)]
     pub big: usize,
-    /// abc: keep the written archive at this path.
+    /// abc: keep the written archive at this path; shot: the folder the shot's jobs write in
+    /// (kept) [default: a temporary folder, removed].
     #[arg(long)]
     pub output: Option<PathBuf>,
+    /// shot: frames of the whole-groom training simulation the skinning is fitted on.
+    #[arg(long, default_value_t = 24)]
+    pub training_frames: usize,
     /// render: pixels a side of the picture.
     #[arg(long, default_value_t = 1024)]
     pub size: u32,
@@ -123,6 +132,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         BenchName::Sdf => sdf(a),
         BenchName::Formats => formats(a),
         BenchName::Render => render(a),
+        BenchName::Shot => shot(a),
     }
 }
 
@@ -131,7 +141,7 @@ fn abc(a: &BenchArgs) -> Result<()> {
         a.input.as_deref(),
         a.strands,
         a.points,
-        a.frames,
+        a.frames.unwrap_or(10),
         a.output.as_deref(),
         a.runs,
     )?;
@@ -190,7 +200,15 @@ fn tcache(a: &BenchArgs) -> Result<()> {
 
 fn neural(a: &BenchArgs) -> Result<()> {
     let config = a.config.as_deref().unwrap_or("interp_small");
-    let r = bench::neural::run(config, a.grid, a.strands, a.threads, a.frames, a.runs, a.device)?;
+    let r = bench::neural::run(
+        config,
+        a.grid,
+        a.strands,
+        a.threads,
+        a.frames.unwrap_or(10),
+        a.runs,
+        a.device,
+    )?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).expect("json"));
         return Ok(());
@@ -290,7 +308,7 @@ fn drape(a: &BenchArgs) -> Result<()> {
 }
 
 fn hairmesh(a: &BenchArgs) -> Result<()> {
-    let r = bench::hairmesh::run(a.frames.max(48))?;
+    let r = bench::hairmesh::run(a.frames.unwrap_or(10).max(48))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).expect("json"));
         return Ok(());
@@ -341,7 +359,7 @@ fn hairmesh(a: &BenchArgs) -> Result<()> {
 
 fn upsample(a: &BenchArgs) -> Result<()> {
     let strands = if a.strands == 16_000 { 150_000 } else { a.strands };
-    let r = bench::upsample::run(strands, a.guides, a.threads, a.frames)?;
+    let r = bench::upsample::run(strands, a.guides, a.threads, a.frames.unwrap_or(10))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).expect("json"));
         return Ok(());
@@ -383,9 +401,67 @@ fn upsample(a: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
+fn shot(a: &BenchArgs) -> Result<()> {
+    let size = bench::shot::ShotSize {
+        strands: if a.strands == 16_000 { 150_000 } else { a.strands },
+        points: a.points,
+        guides: a.guides,
+        frames: a.frames.unwrap_or(100),
+        training_frames: a.training_frames,
+        threads: a.threads,
+    };
+    let (dir, temporary) = match &a.output {
+        Some(d) => (d.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!("tress-bench-shot-{}", std::process::id())),
+            true,
+        ),
+    };
+    if !a.json {
+        println!(
+            "{} strands × {} points, {} guides, {} frames (training simulation {} frames), {} threads, in {}",
+            size.strands,
+            size.points,
+            size.guides,
+            size.frames,
+            size.training_frames,
+            size.threads,
+            dir.display()
+        );
+    }
+    let json = a.json;
+    let r = bench::shot::run(&size, &dir, &mut |line| {
+        if !json {
+            println!("{line}");
+        }
+    });
+    if temporary {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let r = r?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).expect("json"));
+        return Ok(());
+    }
+    for (f, b) in &r.abc_bytes {
+        println!("{f}: {:.2} GB", *b as f64 / 1e9);
+    }
+    println!(
+        "whole shot: {:.1} s, peak memory {:.2} GiB{}",
+        r.seconds,
+        r.peak_memory_gib,
+        if r.per_stage_peaks {
+            ""
+        } else {
+            " (per-stage peaks are peaks so far)"
+        }
+    );
+    Ok(())
+}
+
 fn sim(a: &BenchArgs) -> Result<()> {
     let data = data_dir(a).ok();
-    let rows = bench::sim::run(data.as_deref(), a.strands, a.frames)?;
+    let rows = bench::sim::run(data.as_deref(), a.strands, a.frames.unwrap_or(10))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
         return Ok(());
@@ -515,7 +591,7 @@ fn sim_peer(a: &BenchArgs, data: Option<&std::path::Path>) -> Result<()> {
         None => None,
     };
     let big = (a.big > 0)
-        .then(|| bench::sim::peer_run(a.big, a.points, a.frames.clamp(3, 24)))
+        .then(|| bench::sim::peer_run(a.big, a.points, a.frames.unwrap_or(10).clamp(3, 24)))
         .transpose()?;
     if a.json {
         let doc = serde_json::json!({

@@ -1,0 +1,180 @@
+//! `tress bench shot`: a production-size shot end to end, through the same engine and stages a
+//! job runs: a 150K-strand groom on the procedural head under the walk, 400 guides simulated,
+//! upsampled by IDW and by static skinning (fitted on a training simulation of the whole
+//! groom, the cost a TD pays once per groom) and written to Alembic; then the shipped general
+//! neural model on its own uv-grid guides (no training, no fit) to a second Alembic. No ground
+//! truth: a production shot simulates only guides. Each stage's seconds and its peak resident
+//! memory (Linux: `VmHWM`, reset before each stage through `/proc/self/clear_refs`), the whole
+//! shot's seconds and peak.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::pipeline::{Job, RunOptions, run_with};
+
+/// The size of the shot.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShotSize {
+    pub strands: usize,
+    pub points: usize,
+    pub guides: usize,
+    pub frames: usize,
+    /// Frames of the whole-groom training simulation the skinning is fitted on.
+    pub training_frames: usize,
+    pub threads: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct StageFigure {
+    /// `skinning` (IDW and static skinning from 400 guides) or `neural` (the general model).
+    pub job: &'static str,
+    pub stage: String,
+    pub seconds: f64,
+    /// Peak resident memory during the stage (GiB; the process's peak so far where the peak
+    /// cannot be reset).
+    pub peak_memory_gib: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ShotBench {
+    #[serde(flatten)]
+    pub size: ShotSize,
+    /// The whole shot, every stage of both jobs.
+    pub seconds: f64,
+    pub peak_memory_gib: f64,
+    /// Whether each stage's peak was measured on its own (the kernel let the peak be reset).
+    pub per_stage_peaks: bool,
+    pub stages: Vec<StageFigure>,
+    /// Bytes of each written Alembic cache.
+    pub abc_bytes: Vec<(String, u64)>,
+}
+
+/// The production stages of each job, in running order (no ground truth, previews or scores).
+const SKINNING_STAGES: &[&str] = &[
+    "prepare",
+    "guides",
+    "train_sim",
+    "fit",
+    "guide_sim",
+    "upsample",
+    "write",
+];
+const NEURAL_STAGES: &[&str] = &["prepare", "guides", "guide_sim", "upsample", "write"];
+
+fn job_text(s: &ShotSize, neural: bool) -> String {
+    let mut t = format!(
+        "name = \"shot\"\noutput = \"out\"\nframes = \"1-{}\"\n\
+         [groom]\npreset = \"straight\"\nstrands = {}\npoints = {}\n\
+         [head]\ncollider = \"procedural\"\n[motion]\npreset = \"walk\"\n\
+         [outputs]\nabc = true\n",
+        s.frames, s.strands, s.points
+    );
+    if neural {
+        t.push_str("[guides]\nmethods = [\"neural\"]\n[neural]\nmodel = \"general\"\n");
+    } else {
+        t.push_str(&format!(
+            "[guides]\ncount = {}\nmethods = [\"static\", \"idw\"]\n[training]\nframes = \"1-{}\"\n",
+            s.guides, s.training_frames
+        ));
+    }
+    t
+}
+
+/// Peak resident memory since the last reset, in GiB (Linux), or 0.
+fn peak_gib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map(|kib| kib / (1024.0 * 1024.0))
+        .unwrap_or(0.0)
+}
+
+/// Resets the peak to the current resident size; whether the kernel allowed it.
+fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Runs the shot in `dir` (kept: the caches are there) with `size.threads` threads;
+/// `progress` gets a line per stage.
+pub fn run(size: &ShotSize, dir: &Path, progress: &mut (dyn FnMut(&str) + Send)) -> Result<ShotBench> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(size.threads.max(1))
+        .build()
+        .map_err(|e| Error::Runtime(format!("thread pool: {e}")))?;
+    pool.install(|| {
+        let start = Instant::now();
+        let mut stages = Vec::new();
+        let mut per_stage_peaks = true;
+        let mut overall: f64 = 0.0;
+        let mut abc_bytes = Vec::new();
+        // A fresh run of each job: results of an earlier bench are not reused.
+        for name in ["skinning", "neural"] {
+            let old = dir.join(name);
+            if old.join("shot.toml").is_file() {
+                std::fs::remove_dir_all(&old).map_err(|e| Error::Write {
+                    path: old.clone(),
+                    source: e,
+                })?;
+            }
+        }
+        for (name, neural, list) in [
+            ("skinning", false, SKINNING_STAGES),
+            ("neural", true, NEURAL_STAGES),
+        ] {
+            let folder = dir.join(name);
+            std::fs::create_dir_all(&folder).map_err(|e| Error::Write {
+                path: folder.clone(),
+                source: e,
+            })?;
+            let file = folder.join("shot.toml");
+            tress_formats::atomic::write(&file, job_text(size, neural).as_bytes())
+                .map_err(|e| crate::error::output_error(&file, e))?;
+            let job = Job::load(&file)?;
+            for stage in list {
+                per_stage_peaks &= reset_peak();
+                let report = run_with(
+                    &job,
+                    &RunOptions {
+                        only: vec![stage.to_string()],
+                        chunk: None,
+                        quiet: true,
+                        no_wait: false,
+                    },
+                    &mut |_| {},
+                )?;
+                let seconds: f64 = report.stages.iter().map(|s| s.seconds).sum();
+                let peak = peak_gib();
+                overall = overall.max(peak);
+                progress(&format!(
+                    "{name:<9} {stage:<10} {seconds:>8.1} s  peak {peak:.2} GiB"
+                ));
+                stages.push(StageFigure {
+                    job: name,
+                    stage: stage.to_string(),
+                    seconds,
+                    peak_memory_gib: peak,
+                });
+            }
+            let abc: PathBuf = job.output.join("hair.abc");
+            abc_bytes.push((
+                format!("{name}/hair.abc"),
+                std::fs::metadata(&abc).map(|m| m.len()).unwrap_or(0),
+            ));
+        }
+        Ok(ShotBench {
+            size: size.clone(),
+            seconds: start.elapsed().as_secs_f64(),
+            peak_memory_gib: overall,
+            per_stage_peaks,
+            stages,
+            abc_bytes,
+        })
+    })
+}
