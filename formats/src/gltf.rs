@@ -1,6 +1,11 @@
 //! glTF 2.0 (`.gltf` + `.bin`, or `.glb`) through the `gltf` crate: the node hierarchy with rest
 //! transforms, node animations (translation, rotation, scale channels; linear, step and cubic
 //! spline samplers) and triangle meshes. Evaluation lives above this crate.
+//!
+//! A head track needs only nodes and animations: the rest of a file (meshes, materials,
+//! textures, and the extensions they require, such as Draco mesh compression) is checked but
+//! its problems only make the meshes unavailable ([`GltfDoc::meshes_unreadable`] says why),
+//! never the animation. Errors are one short paragraph: the first problems and how many more.
 
 use std::path::Path;
 
@@ -70,8 +75,11 @@ impl GltfAnimation {
 pub struct GltfDoc {
     pub nodes: Vec<GltfNode>,
     pub animations: Vec<GltfAnimation>,
-    /// Triangle meshes by mesh index, in mesh (not world) space.
+    /// Triangle meshes by mesh index, in mesh (not world) space (empty when unreadable).
     pub meshes: Vec<TriMesh>,
+    /// Why the meshes were not read (e.g. a mesh compression extension tress does not decode),
+    /// although the nodes and animations were.
+    pub meshes_unreadable: Option<String>,
 }
 
 impl GltfDoc {
@@ -82,6 +90,72 @@ impl GltfDoc {
 
 fn gltf_error(e: gltf::Error) -> Error {
     Error::corrupt(format!("not a readable glTF file ({e})"))
+}
+
+/// Problems listed at most in an error; the rest are counted.
+const SHOWN: usize = 3;
+
+/// `what`: the first [`SHOWN`] of `problems` and how many more.
+fn summary(what: &str, problems: &[String]) -> String {
+    let mut s = format!("{what}: {}", problems[..problems.len().min(SHOWN)].join("; "));
+    if problems.len() > SHOWN {
+        s.push_str(&format!("; and {} more", problems.len() - SHOWN));
+    }
+    s
+}
+
+/// The gltf crate's validation of the whole document, split into the problems that stop a
+/// head track from being read (nodes, scenes, animations and the accessors, views and buffers
+/// the animations read) and the rest, which only make the meshes unavailable.
+fn validate(g: &gltf::Gltf) -> (Vec<String>, Vec<String>) {
+    use gltf::json::validation::Validate;
+    let json = g.document.as_json();
+    let mut all = Vec::new();
+    json.validate(json, gltf::json::Path::new, &mut |path, error| {
+        all.push((path().to_string(), error.to_string()))
+    });
+    // What the animations read: their accessors, those accessors' views, the views' buffers.
+    let mut accessors = std::collections::BTreeSet::new();
+    for a in &json.animations {
+        for smp in &a.samplers {
+            accessors.insert(smp.input.value());
+            accessors.insert(smp.output.value());
+        }
+    }
+    let views: std::collections::BTreeSet<usize> = accessors
+        .iter()
+        .filter_map(|&i| json.accessors.get(i)?.buffer_view.map(|v| v.value()))
+        .collect();
+    let buffers: std::collections::BTreeSet<usize> = views
+        .iter()
+        .filter_map(|&i| json.buffer_views.get(i).map(|v| v.buffer.value()))
+        .collect();
+    let index_of = |path: &str, field: &str| -> Option<usize> {
+        path.strip_prefix(field)?
+            .strip_prefix('[')?
+            .split(']')
+            .next()?
+            .parse()
+            .ok()
+    };
+    let (mut fatal, mut meshes) = (Vec::new(), Vec::new());
+    for (path, error) in all {
+        let line = format!("{path}: {error}");
+        let needed = ["nodes", "scenes", "scene", "animations", "asset"]
+            .iter()
+            .any(|f| path == *f || path.starts_with(&format!("{f}[")) || path.starts_with(&format!("{f}.")))
+            || index_of(&path, "accessors").is_some_and(|i| accessors.contains(&i))
+            || index_of(&path, "bufferViews").is_some_and(|i| views.contains(&i))
+            || index_of(&path, "buffers").is_some_and(|i| buffers.contains(&i));
+        if needed {
+            fatal.push(line);
+        } else if path.starts_with("extensionsRequired") {
+            meshes.push(format!("it requires the extension {error}", error = path.split(" = ").nth(1).unwrap_or(&path)));
+        } else {
+            meshes.push(line);
+        }
+    }
+    (fatal, meshes)
 }
 
 /// Whether accessor `x` lies within its buffer view, counted without overflow: the gltf
@@ -129,7 +203,11 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
             "GLB header: its length is shorter than the header",
         ));
     }
-    let g = gltf::Gltf::from_slice(data).map_err(gltf_error)?;
+    let g = gltf::Gltf::from_slice_without_validation(data).map_err(gltf_error)?;
+    let (fatal, mesh_problems) = validate(&g);
+    if !fatal.is_empty() {
+        return Err(Error::corrupt(summary("not a readable glTF file", &fatal)));
+    }
     let buffers = buffers(&g, base)?;
     let nodes = nodes(&g)?;
     check_animations(&g)?;
@@ -146,10 +224,20 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
             channels,
         });
     }
+    let (meshes, meshes_unreadable) = if mesh_problems.is_empty() {
+        // A broken mesh does not stop the head track either.
+        match meshes(&g, &buffers) {
+            Ok(m) => (m, None),
+            Err(e) => (Vec::new(), Some(format!("its meshes are not read: {e}"))),
+        }
+    } else {
+        (Vec::new(), Some(summary("its meshes are not read", &mesh_problems)))
+    };
     Ok(GltfDoc {
         nodes,
         animations,
-        meshes: meshes(&g, &buffers)?,
+        meshes,
+        meshes_unreadable,
     })
 }
 
@@ -480,5 +568,53 @@ mod tests {
         // Short data: the declared length is checked as for any buffer.
         let e = error_of(&embedded(B64, Some("AAAA")));
         assert!(e.contains("declares"), "{e}");
+    }
+
+    /// A head track whose file also holds a Draco-compressed mesh (the extension required,
+    /// the mesh's accessors without data): the animation reads, the meshes are said unreadable
+    /// in one sentence.
+    #[test]
+    fn a_draco_mesh_does_not_stop_the_head_track() {
+        let text = embedded("data:application/octet-stream;base64", None).replace(
+            r#""nodes": [{"name": "head"}],"#,
+            r#""extensionsUsed": ["KHR_draco_mesh_compression"],
+            "extensionsRequired": ["KHR_draco_mesh_compression"],
+            "nodes": [{"name": "head"}, {"name": "body", "mesh": 0}],
+            "meshes": [{"primitives": [{"attributes": {"POSITION": 2}, "indices": 3,
+                "extensions": {"KHR_draco_mesh_compression": {"bufferView": 1, "attributes": {"POSITION": 0}}}}]}],"#,
+        ).replace(
+            r#"{"bufferView": 1, "componentType": 5126, "count": 3, "type": "VEC3"}],"#,
+            r#"{"bufferView": 1, "componentType": 5126, "count": 3, "type": "VEC3"},
+               {"componentType": 5126, "count": 500, "type": "VEC3", "min": [0,0,0], "max": [1,1,1]},
+               {"componentType": 5125, "count": 900, "type": "SCALAR"}],"#,
+        );
+        assert!(text.contains("KHR_draco"));
+        let doc = parse(text.as_bytes(), None).unwrap();
+        assert_eq!(doc.animations[0].channels[0].values[1][..3], [1.0, 2.0, 3.0]);
+        assert!(doc.meshes.is_empty());
+        let why = doc.meshes_unreadable.unwrap();
+        assert!(why.contains("KHR_draco_mesh_compression"), "{why}");
+        assert!(why.len() < 300, "{why}");
+    }
+
+    /// A file with hundreds of problems in what a head track reads gives one short paragraph:
+    /// the first problems and a count.
+    #[test]
+    fn many_problems_are_summed_up_in_a_short_error() {
+        let mut channels = Vec::new();
+        for _ in 0..300 {
+            channels.push(r#"{"sampler": 0, "target": {"node": 0, "path": "translation"}}"#);
+        }
+        let text = embedded("data:application/octet-stream;base64", None)
+            .replace(r#""input": 0, "output": 1"#, r#""input": 40, "output": 41"#)
+            .replace(
+                r#""channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}]"#,
+                &format!(r#""channels": [{}]"#, channels.join(",")),
+            )
+            .replace(r#""nodes": [{"name": "head"}]"#, r#""nodes": [{"name": "head", "children": [5, 6, 7, 8, 9]}]"#);
+        let e = error_of(&text);
+        assert!(e.contains("and ") && e.contains(" more"), "{e}");
+        assert!(e.len() < 600, "{} characters: {e}", e.len());
+        assert_eq!(e.lines().count(), 1, "{e}");
     }
 }

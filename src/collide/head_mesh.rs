@@ -23,6 +23,12 @@ pub fn read_mesh(path: &Path) -> Result<TriMesh> {
         Some("obj") => Ok(tress_formats::obj::read(path)?),
         Some("glb") | Some("gltf") => {
             let doc = tress_formats::gltf::read(path)?;
+            if let Some(why) = &doc.meshes_unreadable {
+                return Err(Error::Invalid(format!(
+                    "{}: {why} (tress reads uncompressed triangle meshes; its animation can still drive a head track)",
+                    path.display()
+                )));
+            }
             let mut out = TriMesh::default();
             for (i, node) in doc.nodes.iter().enumerate() {
                 let Some(m) = node.mesh else { continue };
@@ -38,7 +44,7 @@ pub fn read_mesh(path: &Path) -> Result<TriMesh> {
                     world = local * world;
                     at = nd.parent;
                 }
-                let mesh = &doc.meshes[m];
+                let Some(mesh) = doc.meshes.get(m) else { continue };
                 let base = out.positions.len() as u32;
                 out.positions.extend(
                     mesh.positions
