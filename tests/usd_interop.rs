@@ -304,6 +304,30 @@ fn caches_in_metres_z_up_read_in_place_in_the_official_libraries() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         serde_json::from_slice(&o.stdout).unwrap()
     };
+    // The written extent at every time sample is what Pixar's library computes from the
+    // points and widths (UsdGeom.Curves.ComputeExtent).
+    for f in [&usda, &cm] {
+        let o = Command::new(&py)
+            .arg("-c")
+            .arg(
+                "import sys, json\nfrom pxr import Usd, UsdGeom, Vt\ns = Usd.Stage.Open(sys.argv[1])\nc = UsdGeom.BasisCurves(s.GetPrimAtPath('/groom/hair'))\nout = []\nfor t in c.GetPointsAttr().GetTimeSamples():\n    w = c.GetExtentAttr().Get(t)\n    e = UsdGeom.Curves.ComputeExtent(c.GetPointsAttr().Get(t), c.GetWidthsAttr().Get())\n    out.append([[float(v) for v in w[0]] + [float(v) for v in w[1]], [float(v) for v in e[0]] + [float(v) for v in e[1]]])\nprint(json.dumps(out))",
+            )
+            .arg(f)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let samples: Vec<[Vec<f64>; 2]> = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(!samples.is_empty(), "{}: no extent samples", f.display());
+        for [written, computed] in &samples {
+            for (a, b) in written.iter().zip(computed) {
+                assert!(
+                    (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+                    "{}: extent {written:?}, Pixar's {computed:?}",
+                    f.display()
+                );
+            }
+        }
+    }
     let (wm, wc) = (widths(&usda), widths(&cm));
     assert!(!wc.is_empty() && wm.len() == wc.len());
     for (m, c) in wm.iter().zip(&wc) {

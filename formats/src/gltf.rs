@@ -150,7 +150,10 @@ fn validate(g: &gltf::Gltf) -> (Vec<String>, Vec<String>) {
         if needed {
             fatal.push(line);
         } else if path.starts_with("extensionsRequired") {
-            meshes.push(format!("it requires the extension {error}", error = path.split(" = ").nth(1).unwrap_or(&path)));
+            meshes.push(format!(
+                "it requires the extension {error}",
+                error = path.split(" = ").nth(1).unwrap_or(&path)
+            ));
         } else {
             meshes.push(line);
         }
@@ -231,7 +234,10 @@ pub fn parse(data: &[u8], base: Option<&Path>) -> Result<GltfDoc> {
             Err(e) => (Vec::new(), Some(format!("its meshes are not read: {e}"))),
         }
     } else {
-        (Vec::new(), Some(summary("its meshes are not read", &mesh_problems)))
+        (
+            Vec::new(),
+            Some(summary("its meshes are not read", &mesh_problems)),
+        )
     };
     Ok(GltfDoc {
         nodes,
@@ -611,7 +617,10 @@ mod tests {
                 r#""channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}]"#,
                 &format!(r#""channels": [{}]"#, channels.join(",")),
             )
-            .replace(r#""nodes": [{"name": "head"}]"#, r#""nodes": [{"name": "head", "children": [5, 6, 7, 8, 9]}]"#);
+            .replace(
+                r#""nodes": [{"name": "head"}]"#,
+                r#""nodes": [{"name": "head", "children": [5, 6, 7, 8, 9]}]"#,
+            );
         let e = error_of(&text);
         assert!(e.contains("and ") && e.contains(" more"), "{e}");
         assert!(e.len() < 600, "{} characters: {e}", e.len());

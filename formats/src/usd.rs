@@ -3,6 +3,10 @@
 //! ids, guide flags and colours as primvars, and the stage metadata DCCs read (`upAxis`,
 //! `metersPerUnit` = 0.01 for centimetres, `timeCodesPerSecond`, start and end time codes).
 //!
+//! Each frame's `extent` (the points' bounds grown by half the widest width, as
+//! `UsdGeomCurves::ComputeExtent` defines it) is time-sampled too, so renderers and DCCs can
+//! cull and frame the curves without reading every point.
+//!
 //! Frames stream: points are written as they arrive, velocities (central differences, in units
 //! per second as `UsdGeomPointBased` defines them) go to a temporary file appended at the end,
 //! and the end time code is patched into a fixed-width field of the header. Numbers are written
@@ -33,6 +37,10 @@ pub struct UsdWriter {
     frames: usize,
     last_frame: f64,
     line: String,
+    /// Each frame's bounds (small: kept until the end).
+    extents: Vec<(f64, [[f32; 3]; 2])>,
+    /// Half the widest width: what the bounds grow by.
+    pad: f32,
 }
 
 /// The prim names and provenance of a layer.
@@ -258,6 +266,11 @@ impl UsdWriter {
         } else {
             None
         };
+        let pad = a
+            .width
+            .as_ref()
+            .map(|w| 0.5 * attr_values(w).into_iter().fold(0.0f32, f32::max))
+            .unwrap_or(0.0);
         Ok(UsdWriter {
             path,
             file,
@@ -267,6 +280,8 @@ impl UsdWriter {
             frames: 0,
             last_frame: f64::NEG_INFINITY,
             line: String::new(),
+            extents: Vec::new(),
+            pad,
         })
     }
 
@@ -296,6 +311,19 @@ impl UsdWriter {
         tuples(&mut self.line, positions);
         self.line.push_str(",\n");
         self.file.write_all(self.line.as_bytes()).in_file(&self.path)?;
+        let mut lo = [f32::INFINITY; 3];
+        let mut hi = [f32::NEG_INFINITY; 3];
+        for p in positions {
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+        }
+        if positions.is_empty() {
+            (lo, hi) = ([0.0; 3], [0.0; 3]);
+        }
+        self.extents
+            .push((frame, [lo.map(|v| v - self.pad), hi.map(|v| v + self.pad)]));
         self.frames += 1;
         self.last_frame = frame;
         if let Some((d, spool)) = &mut self.velocities
@@ -336,6 +364,17 @@ impl UsdWriter {
             self.file.write_all(b"        }\n").in_file(&path)?;
             drop(v); // never committed: removes the temporary file
         }
+        self.file
+            .write_all(b"        float3[] extent.timeSamples = {\n")
+            .in_file(&path)?;
+        for (at, e) in std::mem::take(&mut self.extents) {
+            self.line.clear();
+            self.line.push_str(&format!("            {}: ", time(at)));
+            tuples(&mut self.line, &e);
+            self.line.push_str(",\n");
+            self.file.write_all(self.line.as_bytes()).in_file(&path)?;
+        }
+        self.file.write_all(b"        }\n").in_file(&path)?;
         self.file.write_all(b"    }\n}\n").in_file(&path)?;
         let end = time(self.last_frame);
         if end.len() > END_FIELD {
@@ -399,6 +438,18 @@ mod tests {
             let at = vel.find(&format!("{f}: [(")).unwrap() + f.len() + 4;
             let v: f32 = vel[at..].split(',').next().unwrap().parse().unwrap();
             assert!((v - 2.4).abs() < 1e-5, "frame {f}: {v}");
+        }
+        // Frame 1003's bounds: x from 0.2 to 1.2, y 0 to 1.5, z 0 to 0.1, grown by 0.005.
+        let ext = &text[text.find("extent.timeSamples").unwrap()..];
+        let line = &ext[ext.find("1003: [").unwrap() + 7..];
+        let nums: Vec<f32> = line[..line.find(']').unwrap()]
+            .split(|c: char| c == '(' || c == ')' || c == ',')
+            .filter_map(|t| t.trim().parse().ok())
+            .collect();
+        let want = [0.195, -0.005, -0.005, 1.205, 1.505, 0.105];
+        assert_eq!(nums.len(), 6, "{line}");
+        for (a, b) in nums.iter().zip(want) {
+            assert!((a - b).abs() < 1e-6, "{nums:?} against {want:?}");
         }
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),

@@ -11,7 +11,7 @@ pub mod space;
 use tress_formats::Strands;
 
 pub use convert::{ConvertOptions, convert_cache, is_cache_path};
-pub use sinks::{FrameSink, SinkOptions, create_sink};
+pub use sinks::{DEFAULT_USD_PRIM, FrameSink, SinkOptions, create_sink, usd_prim};
 pub use sources::{FrameSource, open_source};
 pub use space::{OutputSpace, Units};
 

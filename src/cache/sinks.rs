@@ -36,6 +36,26 @@ pub struct SinkOptions {
     /// Alembic, USD, PLY: the units and up axis to write in (`.tcache`, which tress reads
     /// back, stays in tress's centimetres, Y up).
     pub space: OutputSpace,
+    /// USD: the curves prim, "/ROOT/NAME" ([`DEFAULT_USD_PRIM`]).
+    pub usd_prim: String,
+}
+
+/// The curves prim of USD caches unless a job names another.
+pub const DEFAULT_USD_PRIM: &str = "/groom/hair";
+
+/// "/ROOT/NAME" split into its two prim names, each a USD identifier; otherwise why not.
+pub fn usd_prim(path: &str) -> std::result::Result<(&str, &str), String> {
+    let ident = |s: &str| {
+        !s.is_empty()
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    match path.strip_prefix('/').and_then(|p| p.split_once('/')) {
+        Some((root, name)) if ident(root) && ident(name) => Ok((root, name)),
+        _ => Err(format!(
+            "USD prim path {path:?}: give \"/ROOT/NAME\", two names of letters, digits and _ (not starting with a digit), e.g. \"/groom/hair\""
+        )),
+    }
 }
 
 impl Default for SinkOptions {
@@ -47,6 +67,7 @@ impl Default for SinkOptions {
             velocities: true,
             date: None,
             space: OutputSpace::default(),
+            usd_prim: DEFAULT_USD_PRIM.into(),
         }
     }
 }
@@ -240,9 +261,11 @@ fn open_sink(
             }))
         }
         Some("usd" | "usda") => {
+            let (root, name) = usd_prim(&opts.usd_prim)
+                .map_err(|e| crate::error::Error::Invalid(format!("{}: {e}", path.display())))?;
             let spec = UsdSpec {
-                root: "groom",
-                name: "hair",
+                root,
+                name,
                 doc: concat!("written by tress ", env!("CARGO_PKG_VERSION")),
                 fps: info.fps,
                 start_frame,

@@ -390,3 +390,38 @@ fn a_jobs_outputs_are_written_in_the_shots_units_and_up_axis() {
     let mut abc = tress::cache::open_source(&out.join("hair.abc"), None, 24.0).unwrap();
     assert_eq!(abc.read(0).unwrap(), tc.frame(0).unwrap());
 }
+
+/// `[outputs] usd_prim` names the USD cache's prims (the stage's default prim and the curves
+/// under it); a path that is not two identifiers is refused at load, naming the key and line.
+#[test]
+fn a_jobs_usd_cache_uses_the_prim_path_it_names() {
+    let dir = common::temp_dir("pipeline-usd-prim");
+    let job = write_job(&dir, "p", "");
+    let text = std::fs::read_to_string(&job).unwrap().replace(
+        "tcache = true\n",
+        "tcache = true\nusd = true\nusd_prim = \"/shot_010/beard\"\n",
+    );
+    std::fs::write(&job, &text).unwrap();
+    let j = job.to_str().unwrap();
+    run(&[
+        "run",
+        j,
+        "--json",
+        "--only",
+        "prepare",
+        "guides",
+        "guide_sim",
+        "upsample",
+        "write",
+    ]);
+    let usda = std::fs::read_to_string(dir.join("p/hair.usda")).unwrap();
+    assert!(usda.contains("defaultPrim = \"shot_010\""), "{}", &usda[..400]);
+    assert!(usda.contains("def Xform \"shot_010\"") && usda.contains("def BasisCurves \"beard\""));
+    let bad = text.replace("/shot_010/beard", "/shot 010/beard");
+    std::fs::write(&job, bad).unwrap();
+    let o = common::tress(&["run", j]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    let e = common::stderr(&o);
+    assert!(e.contains("usd_prim") && e.contains("p.toml:16:"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

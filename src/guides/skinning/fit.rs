@@ -533,7 +533,7 @@ pub fn fit(
     };
     // What the model came from (no timings: the same inputs give the same bytes).
     model.meta = serde_json::json!({
-        "tress": crate::VERSION,
+        "tress": env!("CARGO_PKG_VERSION"),
         "training": training.path().file_name().map(|f| f.to_string_lossy().to_string()),
         "frames": frames,
         "options": opts,

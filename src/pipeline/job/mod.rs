@@ -122,6 +122,8 @@ impl Job {
         }
         let colliders = r.colliders()?;
         let outputs: OutputSpec = r.read("outputs")?;
+        crate::cache::usd_prim(&outputs.usd_prim)
+            .map_err(|e| r.err("outputs.usd_prim", format!("[outputs] usd_prim: {e}")))?;
         let preview: PreviewSpec = r.read("preview")?;
         let batch = r.batch(scene.is_some())?;
         let mut t = r.t;

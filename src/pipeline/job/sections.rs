@@ -265,6 +265,9 @@ pub struct OutputSpec {
     pub units: crate::cache::Units,
     /// Their up axis: "y" (tress's) or "z".
     pub up: crate::groom::UpAxis,
+    /// The curves prim of `hair.usda`: "/ROOT/NAME" (an Xform, the stage's default prim, and the
+    /// BasisCurves under it), so several grooms of a shot can be layered into one stage.
+    pub usd_prim: String,
 }
 
 impl Default for OutputSpec {
@@ -277,6 +280,7 @@ impl Default for OutputSpec {
             ground_truth_abc: false,
             units: crate::cache::Units::Cm,
             up: crate::groom::UpAxis::Y,
+            usd_prim: crate::cache::DEFAULT_USD_PRIM.into(),
         }
     }
 }

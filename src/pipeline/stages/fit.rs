@@ -29,6 +29,8 @@ impl Stage for Fit {
             NAME,
             "The skinning model fitted on the training simulation (jobs with skinning methods)",
         )
+        // 2: the model's metadata names the package version, not the build.
+        .version(2)
         .needs("a static or adaptive method", |job| {
             job.rows.iter().any(|r| r.method.needs_skinning())
         })

@@ -29,7 +29,8 @@ struct Key<'a> {
 
 impl Stage for Write {
     fn info(&self) -> Info {
-        Info::new(NAME, "Alembic / tcache / PLY outputs")
+        // 2: USD caches carry a time-sampled extent.
+        Info::new(NAME, "Alembic / tcache / PLY outputs").version(2)
     }
 
     fn upstream(&self, job: &Job) -> Vec<&'static str> {
@@ -67,6 +68,7 @@ impl Stage for Write {
                 units: job.outputs.units,
                 up: job.outputs.up,
             },
+            usd_prim: job.outputs.usd_prim.clone(),
             ..SinkOptions::default()
         };
         let own = SinkOptions {
