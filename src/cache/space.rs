@@ -1,7 +1,9 @@
 //! The space caches are delivered in: tress works in centimetres with Y up; a shot may want
-//! metres (Houdini, Blender), millimetres, or Z up (Blender, Unreal's scenes). Positions and
-//! widths are scaled and rotated as frames are written (velocities follow from the positions),
-//! and the files' metadata (`metersPerUnit`, `upAxis`) say which space they are in.
+//! metres (Houdini, Blender), millimetres, or Z up (USD stages for Blender, Unreal's scenes).
+//! Positions and widths are scaled and rotated as frames are written (velocities follow from
+//! the positions), and the files' metadata (`metersPerUnit`, `upAxis`) say which space they are
+//! in. USD readers follow that metadata; Alembic has no standard up axis, and Maya, Houdini and
+//! Blender read every Alembic file as Y up (`tests/usd_interop.rs` measures it in Blender).
 
 use serde::{Deserialize, Serialize};
 use tress_formats::Strands;

@@ -57,7 +57,10 @@ pub fn run(path: &Path, json_out: bool, verify: bool) -> Result<()> {
             "file": path.display().to_string(),
             "format": "Alembic (Ogawa)",
             "application": ar.application(),
-            "date_written": ar.metadata.get("_ai_DateWritten"),
+            // ISO 8601 (the writer's local time: Alembic records no zone); the archive's own
+            // ctime-style text beside it.
+            "date_written": ar.metadata.get("_ai_DateWritten").map(|d| iso_date(d).unwrap_or_else(|| d.to_string())),
+            "date_written_ctime": ar.metadata.get("_ai_DateWritten"),
             "library_version": ar.library_version,
             "fps": r.fps(),
             "time_samplings": ar.time_samplings.iter().enumerate().map(|(i, t)| {
@@ -142,4 +145,43 @@ pub fn run(path: &Path, json_out: bool, verify: bool) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Alembic's `_ai_DateWritten` ("Thu Jan  1 00:00:00 1970", C's `ctime`) as ISO 8601
+/// ("1970-01-01T00:00:00"); `None` when it is not in that form.
+pub fn iso_date(ctime: &str) -> Option<String> {
+    let parts: Vec<&str> = ctime.split_whitespace().collect();
+    let [_, month, day, time, year] = parts.as_slice() else {
+        return None;
+    };
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let m = MONTHS.iter().position(|x| x == month)? + 1;
+    let d: u32 = day.parse().ok()?;
+    let y: i32 = year.parse().ok()?;
+    let hms: Vec<u32> = time.split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    let [h, mi, s] = hms.as_slice() else { return None };
+    if !(1..=31).contains(&d) || *h > 23 || *mi > 59 || *s > 60 {
+        return None;
+    }
+    Some(format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}"))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The form C's `ctime` and the official Alembic library write, read back as ISO 8601.
+    #[test]
+    fn alembic_dates_read_as_iso_8601() {
+        assert_eq!(
+            super::iso_date("Thu Jan  1 00:00:00 1970").as_deref(),
+            Some("1970-01-01T00:00:00")
+        );
+        assert_eq!(
+            super::iso_date("Sat Nov 28 17:44:07 2026").as_deref(),
+            Some("2026-11-28T17:44:07")
+        );
+        assert_eq!(super::iso_date("yesterday"), None);
+        assert_eq!(super::iso_date("Thu Foo  1 00:00:00 1970"), None);
+    }
 }

@@ -61,7 +61,8 @@ pub struct OutputSpaceArgs {
     /// Units of the written cache: cm (tress's), m (Houdini, Blender, USD's default) or mm.
     #[arg(long, value_enum, default_value_t = crate::cache::Units::Cm)]
     pub units: crate::cache::Units,
-    /// Up axis of the written cache: y (tress's, Maya, Houdini) or z (Blender, Unreal).
+    /// Up axis of the written cache: y (tress's; what Maya, Houdini and Blender assume for every
+    /// Alembic file) or z (USD stages say it, and Blender and Unreal scenes are Z up).
     #[arg(long, value_enum, default_value_t = crate::groom::UpAxis::Y)]
     pub out_up: crate::groom::UpAxis,
 }

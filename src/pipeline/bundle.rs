@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use toml::Value;
 
+use super::farm::q;
 use crate::error::{Error, Result};
 
 /// The job files and the files they name by relative paths, as they will be laid out in the
@@ -171,11 +172,6 @@ fn common_root(files: &[PathBuf]) -> PathBuf {
         });
     }
     root.unwrap_or_default()
-}
-
-/// YAML string literal (single-quoted; quotes doubled).
-fn q(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// `parameter_values.yaml`: the values known at export (Deadline Cloud's layout).

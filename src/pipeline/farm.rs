@@ -20,7 +20,7 @@ use super::stages::{self, eval, preview, simulate};
 use crate::error::{Error, Result};
 
 /// YAML string literal (single-quoted; quotes doubled).
-fn q(s: &str) -> String {
+pub(crate) fn q(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
