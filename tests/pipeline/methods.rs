@@ -30,6 +30,25 @@ fn upsample_command_matches_the_upsample_stage() {
     let a = tress::pipeline::engine::file_sha256(&up).unwrap();
     let b = tress::pipeline::engine::file_sha256(&out.join("parts/idw.1-8.tcache")).unwrap();
     assert_eq!(a, b);
+    // With --json: one JSON document naming the output, no OUTPUT_FILE lines, the same file.
+    let up2 = dir.join("up2.tcache");
+    let o = common::tress(&[
+        "upsample",
+        "--method",
+        "idw",
+        "--guides",
+        out.join("guides.tcache").to_str().unwrap(),
+        "--groom",
+        out.join("groom.tcache").to_str().unwrap(),
+        "-o",
+        up2.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["outputs"][0], up2.to_str().unwrap(), "{v}");
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("OUTPUT_FILE"));
+    assert_eq!(tress::pipeline::engine::file_sha256(&up2).unwrap(), a);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
