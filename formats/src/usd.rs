@@ -60,7 +60,8 @@ pub struct UsdSpec<'a> {
     pub up_axis: char,
 }
 
-fn identifier(s: &str) -> bool {
+/// Whether `s` is a USD prim name: letters, digits and `_`, not starting with a digit.
+pub fn identifier(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with(|c: char| c.is_ascii_digit())
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')

@@ -9,7 +9,6 @@ pub mod hairmesh;
 pub mod neural;
 pub mod render;
 pub mod sdf;
-pub mod shot;
 pub mod sim;
 pub mod tcache;
 pub mod upsample;

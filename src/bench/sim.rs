@@ -232,6 +232,12 @@ pub struct PeerRun {
     pub counters: Counters,
 }
 
+/// Resets the peak resident memory to the current size (Linux ≥ 4.0, `/proc/self/clear_refs`);
+/// whether the kernel allowed it.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
 /// Peak resident memory of this process (VmHWM, MB) on Linux.
 pub fn peak_rss_mb() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;

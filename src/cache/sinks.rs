@@ -45,11 +45,7 @@ pub const DEFAULT_USD_PRIM: &str = "/groom/hair";
 
 /// "/ROOT/NAME" split into its two prim names, each a USD identifier; otherwise why not.
 pub fn usd_prim(path: &str) -> std::result::Result<(&str, &str), String> {
-    let ident = |s: &str| {
-        !s.is_empty()
-            && !s.starts_with(|c: char| c.is_ascii_digit())
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
+    let ident = tress_formats::usd::identifier;
     match path.strip_prefix('/').and_then(|p| p.split_once('/')) {
         Some((root, name)) if ident(root) && ident(name) => Ok((root, name)),
         _ => Err(format!(

@@ -402,7 +402,7 @@ fn upsample(a: &BenchArgs) -> Result<()> {
 }
 
 fn shot(a: &BenchArgs) -> Result<()> {
-    let size = bench::shot::ShotSize {
+    let size = crate::pipeline::shot_bench::ShotSize {
         strands: if a.strands == 16_000 { 150_000 } else { a.strands },
         points: a.points,
         guides: a.guides,
@@ -430,7 +430,7 @@ fn shot(a: &BenchArgs) -> Result<()> {
         );
     }
     let json = a.json;
-    let r = bench::shot::run(&size, &dir, &mut |line| {
+    let r = crate::pipeline::shot_bench::run(&size, &dir, &mut |line| {
         if !json {
             println!("{line}");
         }

@@ -20,6 +20,7 @@ pub mod job;
 pub mod keys;
 pub mod progress;
 pub mod rows;
+pub mod shot_bench;
 pub mod simulation;
 pub mod stages;
 

@@ -1,4 +1,5 @@
-//! `tress bench shot`: a production-size shot end to end, through the same engine and stages a
+//! `tress bench shot`: a production-size shot end to end (here, above the engine it runs; the
+//! other benchmarks are in `crate::bench`), through the same engine and stages a
 //! job runs: a 150K-strand groom on the procedural head under the walk, 400 guides simulated,
 //! upsampled by IDW and by static skinning (fitted on a training simulation of the whole
 //! groom, the cost a TD pays once per groom) and written to Alembic; then the shipped general
@@ -85,20 +86,7 @@ fn job_text(s: &ShotSize, neural: bool) -> String {
 
 /// Peak resident memory since the last reset, in GiB (Linux), or 0.
 fn peak_gib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map(|kib| kib / (1024.0 * 1024.0))
-        .unwrap_or(0.0)
-}
-
-/// Resets the peak to the current resident size; whether the kernel allowed it.
-fn reset_peak() -> bool {
-    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+    crate::bench::sim::peak_rss_mb().map_or(0.0, |mb| mb / 1024.0)
 }
 
 /// Runs the shot in `dir` (kept: the caches are there) with `size.threads` threads;
@@ -138,7 +126,7 @@ pub fn run(size: &ShotSize, dir: &Path, progress: &mut (dyn FnMut(&str) + Send))
                 .map_err(|e| crate::error::output_error(&file, e))?;
             let job = Job::load(&file)?;
             for stage in list {
-                per_stage_peaks &= reset_peak();
+                per_stage_peaks &= crate::bench::sim::reset_peak_rss();
                 let report = run_with(
                     &job,
                     &RunOptions {
