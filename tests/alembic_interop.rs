@@ -256,6 +256,74 @@ fn tress_caches_read_identically_in_the_official_library() {
     }
 }
 
+/// Groom groups (`tress merge`): the official library reads one curves object per group, each
+/// with its `groom_group_id` (0, 1 in the order given) and `groom_group_name` (a string
+/// property), and each group's positions bit for bit as its source cache holds them.
+#[test]
+#[ignore = "needs the shared data and the reference python (TRESS_REFCHECK_PYTHON); run with --include-ignored, as .ci/run does"]
+fn groom_groups_read_in_the_official_library() {
+    let py = python("groom_groups_read_in_the_official_library");
+    let dir = common::temp_dir("abc-interop-groups");
+    let nframes = 5;
+    let mut sources = Vec::new();
+    for (name, style, strands) in [("hair", Style::Wavy, 120), ("beard", Style::Curly, 60)] {
+        let groom = generate(&GroomParams {
+            strands,
+            points: 10,
+            ..GroomParams::for_style(style)
+        })
+        .unwrap();
+        let fr = frames(groom.points(), nframes);
+        let path = dir.join(format!("{name}.abc"));
+        let mut w = AbcWriter::new(&path, 24.0, 1001.0).unwrap();
+        w.add_curves(&CurvesSpec::from_strands("groom", "hair", &groom.to_strands()))
+            .unwrap();
+        for f in &fr {
+            w.write_frame(&[f]).unwrap();
+        }
+        w.finish().unwrap();
+        sources.push((name, path, fr));
+    }
+    let out = dir.join("character.abc");
+    let args: Vec<String> = sources
+        .iter()
+        .map(|(n, p, _)| format!("{n}={}", p.display()))
+        .collect();
+    let mut cmd = vec!["merge", "-o", out.to_str().unwrap()];
+    cmd.extend(args.iter().map(String::as_str));
+    common::tress_ok(&cmd);
+    let d = dump(&py, &out);
+    for (id, (name, _, fr)) in sources.iter().enumerate() {
+        let c = &object(&d, &format!("/groom/{name}"))["curves"];
+        assert_eq!(c["numSamples"], nframes);
+        for (f, pts) in fr.iter().enumerate() {
+            assert_eq!(c["samples"][f]["P"]["sha256"], sha(pts), "{name} frame {f}");
+        }
+        let arb = c["arbGeomParams"].as_array().unwrap();
+        let get = |n: &str| {
+            arb.iter()
+                .find(|a| a["name"] == n)
+                .unwrap_or_else(|| panic!("{name}: no {n}"))
+        };
+        assert_eq!(get("groom_group_id")["samples"][0]["sha256"], sha(&[id as i32]));
+        let gname = get("groom_group_name");
+        assert_eq!(gname["samples"][0]["strings"], serde_json::json!([name]));
+        let md = gname["metadata"].as_str().unwrap();
+        assert!(
+            md.contains("geoScope=con") && md.contains("podName=string"),
+            "{md}"
+        );
+    }
+    let out_inspect = Command::new(&py)
+        .arg(tools("abc_inspect").join("abc_inspect.py"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(out_inspect.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out_inspect.stdout).unwrap();
+    assert_eq!(v["problems"], serde_json::json!([]));
+}
+
 /// Compares everything tress reads from `file` with the official library's dump.
 fn compare_with_official(py: &Path, file: &Path) {
     let d = dump(py, file);

@@ -164,3 +164,134 @@ fn cut_and_damaged_caches_say_what_happened() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!out.exists(), "no partial output");
 }
+
+/// `tress merge`: caches as the groom groups of one archive. Each source is read in the space it
+/// records (an Alembic cache written in metres, Z up comes back to centimetres, Y up within
+/// float rounding; a .tcache bit for bit), groups get ids in the order given and their names,
+/// and caches that do not cover the same frames are refused naming the frame.
+#[test]
+fn merged_groom_groups_keep_each_cache_in_its_space() {
+    use tress::formats::alembic::cache::AbcReader;
+    use tress::formats::alembic::schema::curves::CurvesReader;
+    let dir = temp_dir("cache-merge");
+    let abc = dir.join("a.abc");
+    let truth = moving_cache(&abc, 6);
+    let (tc, metres, short) = (
+        dir.join("hair.tcache"),
+        dir.join("beard.abc"),
+        dir.join("short.tcache"),
+    );
+    for args in [
+        vec![abc.to_str().unwrap(), tc.to_str().unwrap()],
+        vec![
+            abc.to_str().unwrap(),
+            metres.to_str().unwrap(),
+            "--units",
+            "m",
+            "--out-up",
+            "z",
+        ],
+        vec![
+            abc.to_str().unwrap(),
+            short.to_str().unwrap(),
+            "--frames",
+            "1001-1004",
+        ],
+    ] {
+        let o = tress(&[&["convert"][..], &args].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    // The metre cache really is in metres, Z up.
+    let m = read_all(&metres);
+    let [x, y, z] = truth[0][0];
+    let want = [x * 0.01, -z * 0.01, y * 0.01];
+    assert!(
+        (0..3).all(|k| (m[0][0][k] - want[k]).abs() < 1e-6),
+        "{:?} vs {want:?}",
+        m[0][0]
+    );
+
+    let out = dir.join("character.abc");
+    let o = tress(&[
+        "merge",
+        tc.to_str().unwrap(),
+        &format!("beard={}", metres.display()),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["groups"][0]["name"], "hair");
+    assert_eq!(v["groups"][1]["name"], "beard");
+    assert_eq!(v["frames"], 6);
+
+    let r = AbcReader::open(&out).unwrap();
+    let objects = r.curves_objects().unwrap();
+    let names: Vec<&str> = objects.iter().map(|o| o.full_name.as_str()).collect();
+    assert_eq!(names, ["/groom/hair", "/groom/beard"]);
+    for (id, o) in objects.iter().enumerate() {
+        let c = CurvesReader::open(&r.archive, o).unwrap();
+        assert_eq!(c.num_samples(), 6);
+        let gid = c.arb::<i32>(&r.archive, "groom_group_id", 0).unwrap().unwrap();
+        assert_eq!(gid.values, [id as i32]);
+        for (f, want) in truth.iter().enumerate() {
+            let p = c.positions(&r.archive, f).unwrap();
+            if id == 0 {
+                assert!(p == *want, "the .tcache group is bit for bit");
+            } else {
+                let worst = p
+                    .iter()
+                    .zip(want)
+                    .flat_map(|(a, b)| (0..3).map(move |k| (a[k] - b[k]).abs() / b[k].abs().max(1.0)))
+                    .fold(0.0f32, f32::max);
+                assert!(worst < 1e-5, "metres back to cm: relative error {worst}");
+            }
+        }
+    }
+    // Group names as Unreal 5 reads them: a constant string per curves object.
+    let props = |o: &tress::formats::alembic::abc::Object| {
+        let top = r.archive.properties(o).unwrap();
+        let geom = r.archive.compound(&top, ".geom").unwrap().unwrap();
+        let arb = r.archive.compound(&geom, ".arbGeomParams").unwrap().unwrap();
+        let p = r.archive.property(&arb, "groom_group_name").unwrap().unwrap();
+        r.archive.read_strings(&p, 0).unwrap()
+    };
+    assert_eq!(props(&objects[0]), ["hair"]);
+    assert_eq!(props(&objects[1]), ["beard"]);
+
+    // A cache without frame 1005 is refused, naming it; nothing is written.
+    let bad = dir.join("bad.abc");
+    let o = tress(&[
+        "merge",
+        tc.to_str().unwrap(),
+        short.to_str().unwrap(),
+        "-o",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("short.tcache") && stderr(&o).contains("1005"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!bad.exists());
+    // Two groups of one name, and a non-Alembic archive, are refused.
+    let o = tress(&[
+        "merge",
+        tc.to_str().unwrap(),
+        &format!("hair={}", metres.display()),
+        "-o",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("twice"), "{}", stderr(&o));
+    let o = tress(&[
+        "merge",
+        tc.to_str().unwrap(),
+        "-o",
+        dir.join("c.usda").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("Alembic"), "{}", stderr(&o));
+}

@@ -410,7 +410,7 @@ fn groom_edits_run_in_the_order_given() {
 /// what was written (no `OUTPUT_FILE:` lines mixed in), with the counts a script checks.
 #[test]
 fn writing_commands_answer_in_json() {
-    let dir = temp_dir("cli-json");
+    let dir = temp_dir("cli-json-writers");
     let json = |args: &[&str]| -> serde_json::Value {
         let o = tress(args);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
@@ -494,7 +494,7 @@ fn writing_commands_answer_in_json() {
         (v["frames"].as_u64(), v["units"].as_str(), v["up"].as_str()),
         (Some(3), Some("m"), Some("Z"))
     );
-    // A farm template; a template named .json is refused (it is YAML), leaving nothing.
+    // A farm template, in YAML and in JSON.
     let job = dir.join("j.toml");
     std::fs::write(
         &job,
@@ -516,14 +516,31 @@ fn writing_commands_answer_in_json() {
         (v["outputs"][0].as_str(), v["chunks"].as_u64()),
         (t.to_str(), Some(2))
     );
-    let o = tress(&[
+    // The same template as JSON: every step of the YAML one, in order.
+    let v = json(&[
         "farm",
         "export",
         job.to_str().unwrap(),
         "-o",
         dir.join("t.json").to_str().unwrap(),
+        "--chunks",
+        "2",
+        "--json",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("YAML"), "{}", stderr(&o));
-    assert!(!dir.join("t.json").exists());
+    assert_eq!(v["format"], "json");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("t.json")).unwrap()).unwrap();
+    assert_eq!(doc["specificationVersion"], "jobtemplate-2023-09");
+    let steps: Vec<String> = doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("- name: '{}'", s["name"].as_str().unwrap()))
+        .collect();
+    let yaml = std::fs::read_to_string(&t).unwrap();
+    let yaml_steps: Vec<&str> = yaml
+        .lines()
+        .skip_while(|l| *l != "steps:")
+        .filter(|l| l.starts_with("- name: "))
+        .collect();
+    assert_eq!(steps, yaml_steps);
 }

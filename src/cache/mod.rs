@@ -3,6 +3,7 @@
 //! few frames in memory.
 
 pub mod convert;
+pub mod groups;
 pub mod ply_sequence;
 pub mod sinks;
 pub mod sources;
@@ -11,6 +12,7 @@ pub mod space;
 use tress_formats::Strands;
 
 pub use convert::{ConvertOptions, convert_cache, is_cache_path};
+pub use groups::{Group, GroupsOptions, write_groups};
 pub use sinks::{DEFAULT_USD_PRIM, FrameSink, SinkOptions, create_sink, usd_prim};
 pub use sources::{FrameSource, open_source};
 pub use space::{OutputSpace, Units};

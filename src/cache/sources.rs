@@ -9,6 +9,7 @@ use tress_formats::{InFile, ply};
 
 use super::CacheInfo;
 use super::ply_sequence::{Pattern, read_bytes};
+use super::space::OutputSpace;
 use crate::error::{Error, Result};
 
 /// A cache read one frame at a time.
@@ -20,6 +21,11 @@ pub trait FrameSource {
     /// or the identity was stored).
     fn pose(&mut self, _index: usize) -> Result<Option<HeadPose>> {
         Ok(None)
+    }
+    /// The space the positions are in: tress's own (cm, Y up) unless the file says another
+    /// (an Alembic archive's `metersPerUnit` and `upAxis`, as tress writes them).
+    fn space(&self) -> OutputSpace {
+        OutputSpace::default()
     }
 }
 
@@ -45,11 +51,15 @@ struct Alembic {
     curves: CurvesReader,
     path: std::path::PathBuf,
     info: CacheInfo,
+    space: OutputSpace,
 }
 
 impl FrameSource for Alembic {
     fn info(&self) -> &CacheInfo {
         &self.info
+    }
+    fn space(&self) -> OutputSpace {
+        self.space
     }
     fn read(&mut self, index: usize) -> Result<Vec<[f32; 3]>> {
         let p = self
@@ -166,11 +176,15 @@ pub fn open_source(path: &Path, object: Option<&str>, fps: f64) -> Result<Box<dy
                 fps,
                 frames,
             };
+            let md = &reader.archive.metadata;
+            let space =
+                OutputSpace::from_metadata(md.get("metersPerUnit"), md.get("upAxis")).unwrap_or_default();
             Ok(Box::new(Alembic {
                 reader,
                 curves,
                 path: path.to_path_buf(),
                 info,
+                space,
             }))
         }
         _ => Err(Error::Invalid(format!(

@@ -80,6 +80,31 @@ impl OutputSpace {
         }
     }
 
+    /// A point of this space in tress's: the inverse of [`OutputSpace::point`].
+    pub fn to_tress(&self, p: [f32; 3]) -> [f32; 3] {
+        let s = self.units.per_cm();
+        let [x, y, z] = match self.up {
+            UpAxis::Y => p,
+            UpAxis::Z => [p[0], p[2], -p[1]],
+        };
+        [x / s, y / s, z / s]
+    }
+
+    /// The space an archive's metadata names (`metersPerUnit` of 0.01, 1 or 0.001 and `upAxis`
+    /// Y or Z, as tress writes them); `None` when either is missing or another value.
+    pub fn from_metadata(meters_per_unit: Option<&str>, up_axis: Option<&str>) -> Option<OutputSpace> {
+        let m: f64 = meters_per_unit?.trim().parse().ok()?;
+        let units = [Units::Cm, Units::M, Units::Mm]
+            .into_iter()
+            .find(|u| (u.meters_per_unit() - m).abs() <= 1e-9 * m.abs().max(1e-3))?;
+        let up = match up_axis?.trim() {
+            "Y" | "y" => UpAxis::Y,
+            "Z" | "z" => UpAxis::Z,
+            _ => return None,
+        };
+        Some(OutputSpace { units, up })
+    }
+
     /// Every point of a frame.
     pub fn points(&self, p: &[[f32; 3]]) -> Vec<[f32; 3]> {
         p.iter().map(|p| self.point(*p)).collect()
@@ -114,6 +139,29 @@ impl OutputSpace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `to_tress` undoes `point` in every space (to float rounding), and the metadata tress
+    /// writes names the space back.
+    #[test]
+    fn spaces_round_trip() {
+        for units in [Units::Cm, Units::M, Units::Mm] {
+            for up in [UpAxis::Y, UpAxis::Z] {
+                let s = OutputSpace { units, up };
+                let p = [1.5f32, -20.25, 7.0];
+                let back = s.to_tress(s.point(p));
+                for k in 0..3 {
+                    assert!((back[k] - p[k]).abs() <= 1e-5 * p[k].abs(), "{s:?}: {back:?}");
+                }
+                let md = format!("{}", units.meters_per_unit());
+                assert_eq!(
+                    OutputSpace::from_metadata(Some(&md), Some(&s.up_axis().to_string())),
+                    Some(s)
+                );
+            }
+        }
+        assert_eq!(OutputSpace::from_metadata(Some("0.3048"), Some("Y")), None);
+        assert_eq!(OutputSpace::from_metadata(None, Some("Y")), None);
+    }
 
     #[test]
     fn the_rotation_keeps_handedness() {

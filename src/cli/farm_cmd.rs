@@ -1,4 +1,4 @@
-//! `tress farm export JOB.toml --format openjd -o TEMPLATE.yaml [--chunks N] [--production]`.
+//! `tress farm export JOB.toml --format openjd -o TEMPLATE.yaml|.json|BUNDLE [--chunks N] [--production]`.
 
 use std::path::PathBuf;
 
@@ -32,8 +32,8 @@ pub struct ExportArgs {
     /// Template format (Open Job Description).
     #[arg(long, value_enum, default_value_t = FarmFormat::Openjd)]
     pub format: FarmFormat,
-    /// The template file to write (.yaml; Open Job Description's YAML form), or a folder (a name
-    /// without .yaml) for a job bundle in Deadline Cloud's layout: template.yaml,
+    /// The template file to write (.yaml, or .json for the same template as JSON), or a folder
+    /// (a name without .yaml/.json) for a job bundle in Deadline Cloud's layout: template.yaml,
     /// parameter_values.yaml and the job with the files it names, runnable from anywhere.
     #[arg(short, long)]
     pub output: PathBuf,
@@ -69,16 +69,9 @@ fn is_dataset(path: &std::path::Path) -> bool {
 
 pub fn run(cmd: &FarmCommand) -> Result<()> {
     let FarmCommand::Export(a) = cmd;
-    let bundle = match tress_formats::extension(&a.output).as_deref() {
-        Some("yaml" | "yml") => false,
-        Some("json") => {
-            return Err(crate::error::Error::Invalid(format!(
-                "{}: templates are written as YAML; name the output .yaml (Open Job Description reads it as it reads JSON), or give a folder for a job bundle",
-                a.output.display()
-            )));
-        }
-        _ => true,
-    };
+    let ext = tress_formats::extension(&a.output);
+    let bundle = !matches!(ext.as_deref(), Some("yaml" | "yml" | "json"));
+    let json = ext.as_deref() == Some("json");
     let dataset = is_dataset(&a.job);
     if a.dataset_dir.is_some() && !dataset {
         return Err(crate::error::Error::Invalid(format!(
@@ -138,6 +131,7 @@ pub fn run(cmd: &FarmCommand) -> Result<()> {
             FarmFormat::Openjd => farm::openjd_template(&job, &opts)?,
         }
     };
+    let text = if json { text.to_json() } else { text.to_yaml() };
     let files = match &contents {
         Some(c) => {
             let mut values = vec![("Tress".to_string(), a.tress.clone())];
@@ -165,6 +159,7 @@ pub fn run(cmd: &FarmCommand) -> Result<()> {
             "job": opts.job_file.display().to_string(),
             "kind": if dataset { "dataset" } else { "job" },
             "bundle": bundle,
+            "format": if json { "json" } else { "yaml" },
             "chunks": a.chunks,
             "production": a.production,
         }),

@@ -11,6 +11,7 @@ pub mod hairmesh_cmd;
 pub mod inspect;
 pub mod inspect_abc;
 pub mod inspect_cache;
+pub mod merge_cmd;
 pub mod motion_cmd;
 pub mod presets_cmd;
 pub mod preview;
@@ -96,6 +97,9 @@ pub enum Command {
     Inspect(inspect::InspectArgs),
     /// Convert a groom between formats, optionally resampling, scaling and re-orienting it.
     Convert(convert::ConvertArgs),
+    /// Write several grooms' caches (hair, beard, brows) as the groom groups of one Alembic
+    /// archive (Unreal's groom_group_id and groom_group_name).
+    Merge(merge_cmd::MergeArgs),
     /// Signed distance grids of head and body meshes.
     Sdf {
         #[command(subcommand)]
@@ -202,6 +206,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Inspect(a) => inspect::run(&a),
         Command::Convert(a) => convert::run(&a),
+        Command::Merge(a) => merge_cmd::run(&a),
         Command::Groom { command } => groom_cmd::run(&command),
         Command::Bench(a) => bench::run(&a),
         Command::Sdf { command } => sdf_cmd::run(&command),

@@ -206,11 +206,15 @@ fn dry_run(a: &RunArgs, item: &Job, chunk: Option<(usize, usize)>) -> Result<Opt
 fn summary(job: &Job, items: &[Job], outputs: &[PathBuf], quiet: bool, list: bool) -> Result<()> {
     let trajectory = crate::pipeline::batch::trajectory::run(job, items, quiet)?;
     let path = crate::pipeline::batch::batch_summary(job, outputs, trajectory.as_ref())?;
+    let groups = crate::pipeline::batch::groom_groups(job, items)?;
     if list {
         for f in crate::pipeline::batch::trajectory::files(job) {
             output_file(&f);
         }
         output_file(&path);
+        if let Some(g) = &groups {
+            output_file(g);
+        }
     }
     Ok(())
 }

@@ -67,6 +67,9 @@ def arb_params(arb):
             entry["samples"] = []
             for i in range(prop.getNumSamples()):
                 v = prop.getValue(sel(prop, i))
+                if pod == "kStringPOD":
+                    entry["samples"].append({"strings": [str(x) for x in v]})
+                    continue
                 podname = {"kInt8POD": "int8_t", "kInt16POD": "int16_t", "kInt32POD": "int32_t",
                            "kFloat32POD": "float32_t", "kUint8POD": "uint8_t", "kUint32POD": "uint32_t",
                            "kBooleanPOD": "bool_t", "kFloat64POD": "float64_t"}.get(pod, pod)

@@ -6,7 +6,8 @@ use super::*;
 /// another folder, the Open Job Description CLI started from a third, `tress` given as a
 /// parameter, and `${TRESS_DATA}` (which the job uses) passed as a job parameter, not inherited.
 /// What it leaves is what `tress run` considers finished (every stage cached on a direct run).
-/// A production template runs no ground-truth simulation.
+/// A production template runs no ground-truth simulation; it is exported as JSON, which
+/// `openjd` checks and runs as it does the YAML one.
 #[test]
 #[ignore = "needs the Open Job Description CLI (TRESS_OPENJD); run with --include-ignored, as .ci/run does"]
 fn openjd_runs_the_exported_template_from_another_folder() {
@@ -49,7 +50,7 @@ fn openjd_runs_the_exported_template_from_another_folder() {
     };
     for (name, args) in [
         ("farm.yaml", &["--chunks", "2"][..]),
-        ("prod.yaml", &["--production", "--chunks", "3"][..]),
+        ("prod.json", &["--production", "--chunks", "3"][..]),
     ] {
         let o = export(&[args, &["-o", here.join(name).to_str().unwrap()]].concat());
         assert!(o.status.success(), "{}", common::stderr(&o));
@@ -72,22 +73,49 @@ fn openjd_runs_the_exported_template_from_another_folder() {
     assert!(step("guide_sim").contains("dependsOn: 'guides'"));
     assert!(step("eval").contains("dependsOn: 'simulate'"));
 
+    // The JSON template: the same steps, read by serde_json.
+    let prod: Value =
+        serde_json::from_str(&std::fs::read_to_string(here.join("prod.json")).unwrap()).unwrap();
+    assert_eq!(prod["specificationVersion"], "jobtemplate-2023-09");
+    let names: Vec<&str> = prod["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"write") && !names.contains(&"simulate"),
+        "{names:?}"
+    );
+    let upsample = prod["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "upsample")
+        .unwrap();
+    assert_eq!(
+        upsample["parameterSpace"]["taskParameterDefinitions"][0]["range"],
+        "0-2"
+    );
+
     // Move everything, so no absolute path of the export is valid any more, and run from a
     // third folder.
     let moved = root.join("worker");
     std::fs::rename(&here, &moved).unwrap();
     let elsewhere = root.join("cwd");
     std::fs::create_dir_all(&elsewhere).unwrap();
-    let o = Command::new(&openjd)
-        .arg("check")
-        .arg(moved.join("farm.yaml"))
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "openjd check: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    for t in ["farm.yaml", "prod.json"] {
+        let o = Command::new(&openjd)
+            .arg("check")
+            .arg(moved.join(t))
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "openjd check {t}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
     let openjd_run = |template: &str, step: &str| {
         let o = Command::new(&openjd)
             .current_dir(&elsewhere)
@@ -109,7 +137,7 @@ fn openjd_runs_the_exported_template_from_another_folder() {
         );
     };
     // Production first: guides, guide simulation, upsampling and outputs, no ground truth.
-    openjd_run("prod.yaml", "write");
+    openjd_run("prod.json", "write");
     let out = moved.join("farm");
     assert!(out.join("hair.abc").exists());
     assert!(!out.join("gt.tcache").exists());

@@ -425,3 +425,66 @@ fn a_jobs_usd_cache_uses_the_prim_path_it_names() {
     assert!(e.contains("usd_prim") && e.contains("p.toml:16:"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A batch over several grooms with `batch.groups`: once the items are done, their hair caches
+/// are the groom groups of one archive (ids in item order, names the items'), each group's
+/// positions bit for bit its item's `hair.abc`, in the job's output space. A batch with two
+/// motions cannot have groups (one shot, one motion).
+#[test]
+fn a_batch_of_grooms_writes_one_archive_of_groom_groups() {
+    use tress::formats::alembic::cache::AbcReader;
+    use tress::formats::alembic::schema::curves::CurvesReader;
+    let dir = common::temp_dir("pipeline-groups");
+    let job = write_job(
+        &dir,
+        "character",
+        "[batch]\ngrooms = [\"wavy\", \"straight\"]\ngroups = \"character.abc\"\n",
+    );
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("frames = \"1-8\"", "frames = \"1-4\"")
+        .replace("abc = true", "abc = true\nunits = \"m\"\nup = \"z\"");
+    std::fs::write(&job, text).unwrap();
+    let o = common::tress(&["run", job.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let out = dir.join("character");
+    let archive = out.join("character.abc");
+    assert!(
+        common::stdout(&o).contains(&format!("OUTPUT_FILE: {}", archive.display())),
+        "{}",
+        common::stdout(&o)
+    );
+    let r = AbcReader::open(&archive).unwrap();
+    assert_eq!(r.archive.metadata.get("metersPerUnit"), Some("1"));
+    assert_eq!(r.archive.metadata.get("upAxis"), Some("Z"));
+    let objects = r.curves_objects().unwrap();
+    let names: Vec<&str> = objects.iter().map(|o| o.full_name.as_str()).collect();
+    assert_eq!(names, ["/groom/wavy", "/groom/straight"]);
+    for (id, (o, item)) in objects.iter().zip(["wavy", "straight"]).enumerate() {
+        let c = CurvesReader::open(&r.archive, o).unwrap();
+        let gid = c.arb::<i32>(&r.archive, "groom_group_id", 0).unwrap().unwrap();
+        assert_eq!(gid.values, [id as i32]);
+        let ir = AbcReader::open(out.join(item).join("hair.abc")).unwrap();
+        let io = &ir.curves_objects().unwrap()[0];
+        let ic = CurvesReader::open(&ir.archive, io).unwrap();
+        assert_eq!(c.num_samples(), 4);
+        for f in 0..4 {
+            assert!(
+                c.positions(&r.archive, f).unwrap() == ic.positions(&ir.archive, f).unwrap(),
+                "{item} frame {f}"
+            );
+        }
+    }
+    let two = write_job(
+        &dir,
+        "two",
+        "[batch]\ngrooms = [\"wavy\"]\nmotions = [\"gentle\", \"turn\"]\ngroups = \"c.abc\"\n",
+    );
+    let o = common::tress(&["run", two.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        common::stderr(&o).contains("batch.groups"),
+        "{}",
+        common::stderr(&o)
+    );
+}

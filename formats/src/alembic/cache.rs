@@ -81,7 +81,11 @@ pub struct CurvesSpec {
     pub ids: Option<Vec<u32>>,
     /// Whether these curves are simulation guides (Unreal `groom_guide`).
     pub guides: bool,
+    /// Unreal's groom group (`groom_group_id`): grooms of one character (hair, beard, brows)
+    /// in one archive, one id each.
     pub group_id: i32,
+    /// The group's name (`groom_group_name`, read by Unreal 5's importer), when given.
+    pub group_name: Option<String>,
     /// Write `.velocities` for motion blur, from the positions of neighbouring frames.
     pub velocities: bool,
 }
@@ -100,6 +104,7 @@ impl CurvesSpec {
             ids: strands.attrs.id.clone(),
             guides: false,
             group_id: 0,
+            group_name: None,
             velocities: true,
         }
     }
@@ -254,6 +259,15 @@ impl AbcWriter {
             vec![spec.guides as u8; strands],
             spec.group_id.to_le_bytes().to_vec(),
         ];
+        if let Some(name) = &spec.group_name {
+            if name.is_empty() || name.contains('\0') {
+                return Err(Error::invalid(format!(
+                    "groom group name {name:?}: give a non-empty name without NUL"
+                )));
+            }
+            layout.arb.push(con("groom_group_name", Pod::String));
+            arb.push([name.as_bytes(), &[0]].concat());
+        }
         if let Some(ids) = &spec.ids {
             layout.arb.push(uni("groom_id", Pod::I32, 1));
             arb.push(bytes_of(&ids.iter().map(|&i| i as i32).collect::<Vec<_>>()));

@@ -133,17 +133,8 @@ impl<'a> Ctx<'a> {
         Ok(dir)
     }
 
-    /// The date Alembic files record: `SOURCE_DATE_EPOCH`, else the job file's modification
-    /// time (so re-running an unchanged job writes the same bytes).
+    /// The date Alembic files record ([`Job::date`]).
     pub fn date(&self) -> std::time::SystemTime {
-        if std::env::var_os("SOURCE_DATE_EPOCH").is_some() {
-            return tress_formats::alembic::cache::reproducible_now();
-        }
-        self.job
-            .file
-            .as_ref()
-            .and_then(|f| std::fs::metadata(f).ok())
-            .and_then(|m| m.modified().ok())
-            .unwrap_or(std::time::UNIX_EPOCH)
+        self.job.date()
     }
 }

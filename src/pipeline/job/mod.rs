@@ -126,6 +126,12 @@ impl Job {
             .map_err(|e| r.err("outputs.usd_prim", format!("[outputs] usd_prim: {e}")))?;
         let preview: PreviewSpec = r.read("preview")?;
         let batch = r.batch(scene.is_some())?;
+        if batch.as_ref().is_some_and(|b| b.groups.is_some()) && !outputs.abc {
+            return Err(r.err(
+                "batch.groups",
+                "batch.groups writes the items' hair.abc as groom groups: set [outputs] abc = true",
+            ));
+        }
         let mut t = r.t;
         if scene.is_some() {
             // The merged table shows what the scene set (reports, dry runs, content hashes).
@@ -161,6 +167,19 @@ impl Job {
             batch,
             scene,
         })
+    }
+
+    /// The date its Alembic files record: `SOURCE_DATE_EPOCH`, else the job file's
+    /// modification time (so re-running an unchanged job writes the same bytes).
+    pub fn date(&self) -> std::time::SystemTime {
+        if std::env::var_os("SOURCE_DATE_EPOCH").is_some() {
+            return tress_formats::alembic::cache::reproducible_now();
+        }
+        self.file
+            .as_ref()
+            .and_then(|f| std::fs::metadata(f).ok())
+            .and_then(|m| m.modified().ok())
+            .unwrap_or(std::time::UNIX_EPOCH)
     }
 
     /// The job's scene as named: groom, head, body, motion, props and frames.

@@ -443,6 +443,20 @@ impl Reader<'_> {
             tr.check()
                 .map_err(|x| self.err("batch.trajectory", format!("batch.trajectory.{x}")))?;
         }
+        if let Some(g) = &b.groups {
+            if !g.ends_with(".abc") || g.contains(['/', '\\']) {
+                return Err(self.err(
+                    "batch.groups",
+                    format!("batch.groups = {g:?}: name the archive written in the batch's output folder, e.g. \"character.abc\""),
+                ));
+            }
+            if b.motions.len() > 1 || b.experiments.is_some() {
+                return Err(self.err(
+                    "batch.groups",
+                    "batch.groups: groom groups share one motion; give at most one of batch.motions (and no experiments)",
+                ));
+            }
+        }
         Ok(Some(b))
     }
 }

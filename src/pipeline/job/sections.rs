@@ -328,4 +328,9 @@ pub struct BatchSpec {
     /// The head-track → hair-trajectory baseline (`"trajectory"`), trained on the first items
     /// and scored on the last `held_out` once every item is done.
     pub trajectory: Option<crate::neural::trajectory::TrajectoryConfig>,
+    /// Groom groups: once every item is done, their hair caches (`hair.abc`) as the groom groups
+    /// of one Alembic archive of this name in the batch's output folder (e.g.
+    /// `"character.abc"`: a character's hair, beard and brows in one shot, as Unreal's groom
+    /// importer reads them). Needs one motion and `[outputs] abc`.
+    pub groups: Option<String>,
 }

@@ -405,6 +405,17 @@ impl CurvesWriter {
             )));
         }
         for ((name, p, item), bytes) in self.arb.iter().zip(arb) {
+            if *item == 0 {
+                // Strings: NUL-terminated, back to back.
+                if bytes.last().is_some_and(|&b| b != 0) {
+                    return Err(Error::invalid(format!(
+                        "parameter {name}: strings must each end with a NUL byte"
+                    )));
+                }
+                let n = bytes.iter().filter(|&&b| b == 0).count();
+                ar.set_array(*p, bytes, n as u64)?;
+                continue;
+            }
             if bytes.len() % item != 0 {
                 return Err(Error::invalid(format!(
                     "parameter {name}: {} bytes is not whole values",

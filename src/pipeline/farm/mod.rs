@@ -9,7 +9,8 @@
 //! refuses absolute defaults, and a template kept beside its job moves with it), and every
 //! `${VAR}` the job file uses becomes a job parameter passed to the steps as an environment
 //! variable. `openjd run TEMPLATE --step report --run-dependencies -p TRESS_DATA=…` runs the
-//! whole job locally.
+//! whole job locally. The template is a tree ([`doc::Node`]) written as YAML or, for `.json`,
+//! as JSON.
 
 use std::path::{Path, PathBuf};
 
@@ -19,10 +20,10 @@ use super::job::Job;
 use super::stages::{self, eval, preview, simulate};
 use crate::error::{Error, Result};
 
-/// YAML string literal (single-quoted; quotes doubled).
-pub(crate) fn q(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
+pub mod doc;
+
+pub(crate) use doc::q;
+use doc::{Node, map, s, w};
 
 /// What the template runs and where.
 #[derive(Clone, Debug)]
@@ -96,7 +97,7 @@ pub fn template_stages(job: &Job, production: bool) -> Vec<&'static dyn Stage> {
 }
 
 /// The template of `job`.
-pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
+pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<Node> {
     let frames = (job.last - job.first + 1).max(1) as usize;
     if o.chunks == 0 || o.chunks > frames {
         return Err(Error::Invalid(format!(
@@ -111,27 +112,28 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
     }
     let vars = env_vars(&o.job_file)?;
     let chunks = o.chunks;
-    let mut y = String::new();
-    y.push_str("specificationVersion: 'jobtemplate-2023-09'\n");
     let title = if o.production {
         format!("tress {} (production)", job.name)
     } else {
         format!("tress {}", job.name)
     };
-    y.push_str(&format!("name: {}\n", q(&title)));
-    y.push_str("parameterDefinitions:\n");
-    y.push_str(&format!(
-        "- name: JobFile\n  type: PATH\n  objectType: FILE\n  dataFlow: IN\n  description: 'The job file (TOML), as the worker sees it.'\n  default: {}\n",
-        q(&o.job_file_default.display().to_string())
-    ));
+    let mut params = vec![path_param(
+        "JobFile",
+        "FILE",
+        "IN",
+        "The job file (TOML), as the worker sees it.",
+        &o.job_file_default,
+    )];
     if let Some(out) = &o.output_default {
-        y.push_str(&format!(
-            "- name: Output\n  type: PATH\n  objectType: DIRECTORY\n  dataFlow: OUT\n  description: 'The job output folder.'\n  default: {}\n",
-            q(&out.display().to_string())
+        params.push(path_param(
+            "Output",
+            "DIRECTORY",
+            "OUT",
+            "The job output folder.",
+            out,
         ));
     }
-    tress_and_variables(&mut y, o, &vars, "job file");
-    y.push_str("steps:\n");
+    let mut doc = header(&title, params, o, &vars, "job file");
     let items: Vec<Option<String>> = match job.items() {
         Ok(items) if job.batch.is_some() => items
             .iter()
@@ -140,6 +142,7 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
         _ => vec![None],
     };
     let stages = template_stages(job, o.production);
+    let mut steps = Vec::new();
     let mut reports = Vec::new();
     for item in &items {
         let step_name = |s: &str| match item {
@@ -148,19 +151,11 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
         };
         for &stage in &stages {
             let name = step_name(stage.name());
-            y.push_str(&format!("- name: {}\n", q(&name)));
             let deps: Vec<String> = upstream(stages::ALL, job, stage)
                 .into_iter()
                 .filter(|s| stages.iter().any(|t| t.name() == *s))
                 .map(step_name)
                 .collect();
-            if !deps.is_empty() {
-                y.push_str("  dependencies:\n");
-                for d in deps {
-                    y.push_str(&format!("  - dependsOn: {}\n", q(&d)));
-                }
-            }
-            host(&mut y, o);
             let mut args = run_args(o);
             if let Some(i) = item {
                 args.push("--item".into());
@@ -169,31 +164,45 @@ pub fn openjd_template(job: &Job, o: &TemplateOptions) -> Result<String> {
             args.push("--only".into());
             args.push(stage.name().into());
             args.push("--openjd-progress".into());
+            let mut step = map([("name", s(&name))]);
+            if !deps.is_empty() {
+                step.push("dependencies", depends_on(&deps));
+            }
+            step.push("hostRequirements", host(o));
             if stage.kind() == Kind::Chunked {
-                y.push_str(&format!(
-                    "  parameterSpace:\n    taskParameterDefinitions:\n    - name: Chunk\n      type: INT\n      range: '0-{}'\n",
-                    chunks - 1
-                ));
+                step.push(
+                    "parameterSpace",
+                    map([(
+                        "taskParameterDefinitions",
+                        Node::Seq(vec![map([
+                            ("name", w("Chunk")),
+                            ("type", w("INT")),
+                            ("range", s(format!("0-{}", chunks - 1))),
+                        ])]),
+                    )]),
+                );
                 args.push("--chunk".into());
                 args.push(format!("{{{{Task.Param.Chunk}}}}/{chunks}"));
             }
-            script(&mut y, &args);
+            step.push("script", script(&args));
+            steps.push(step);
             if stage.kind() == Kind::Summary {
                 reports.push(name);
             }
         }
     }
     if job.batch.is_some() && !reports.is_empty() {
-        y.push_str("- name: 'batch-summary'\n  dependencies:\n");
-        for r in &reports {
-            y.push_str(&format!("  - dependsOn: {}\n", q(r)));
-        }
-        host(&mut y, o);
         let mut args = run_args(o);
         args.push("--summary".into());
-        script(&mut y, &args);
+        steps.push(map([
+            ("name", s("batch-summary")),
+            ("dependencies", depends_on(&reports)),
+            ("hostRequirements", host(o)),
+            ("script", script(&args)),
+        ]));
     }
-    Ok(y)
+    doc.push("steps", Node::Seq(steps));
+    Ok(doc)
 }
 
 /// The template of a dataset config ([`super::dataset`]): one task per item (`tress dataset
@@ -205,7 +214,7 @@ pub fn openjd_dataset_template(
     d: &super::dataset::Dataset,
     output_default: &Path,
     o: &TemplateOptions,
-) -> Result<String> {
+) -> Result<Node> {
     let mut vars = env_vars(&o.job_file)?;
     if let Some(job) = &d.spec.job
         && !super::job::TABLE.iter().any(|(n, _)| *n == job)
@@ -218,28 +227,29 @@ pub fn openjd_dataset_template(
         }
     }
     let items = d.items();
-    let mut y = String::new();
-    y.push_str("specificationVersion: 'jobtemplate-2023-09'\n");
-    y.push_str(&format!(
-        "name: {}\n",
-        q(&format!("tress dataset {}", d.spec.name))
-    ));
-    y.push_str("parameterDefinitions:\n");
-    y.push_str(&format!(
-        "- name: Config\n  type: PATH\n  objectType: FILE\n  dataFlow: IN\n  description: 'The dataset config (TOML), as the worker sees it.'\n  default: {}\n",
-        q(&o.job_file_default.display().to_string())
-    ));
-    y.push_str(&format!(
-        "- name: Output\n  type: PATH\n  objectType: DIRECTORY\n  dataFlow: OUT\n  description: 'The dataset folder.'\n  default: {}\n",
-        q(&output_default.display().to_string())
-    ));
-    tress_and_variables(&mut y, o, &vars, "dataset config");
-    y.push_str("steps:\n- name: 'items'\n");
-    y.push_str("  parameterSpace:\n    taskParameterDefinitions:\n    - name: Item\n      type: STRING\n      range:\n");
-    for i in &items {
-        y.push_str(&format!("      - {}\n", q(&i.name)));
-    }
-    host(&mut y, o);
+    let params = vec![
+        path_param(
+            "Config",
+            "FILE",
+            "IN",
+            "The dataset config (TOML), as the worker sees it.",
+            &o.job_file_default,
+        ),
+        path_param(
+            "Output",
+            "DIRECTORY",
+            "OUT",
+            "The dataset folder.",
+            output_default,
+        ),
+    ];
+    let mut doc = header(
+        &format!("tress dataset {}", d.spec.name),
+        params,
+        o,
+        &vars,
+        "dataset config",
+    );
     let threads = o.cpus.max(1).to_string();
     let build = |extra: &[&str]| -> Vec<String> {
         let mut a: Vec<String> = [
@@ -257,35 +267,98 @@ pub fn openjd_dataset_template(
         a.extend(extra.iter().map(|s| s.to_string()));
         a
     };
-    script(&mut y, &build(&["--item", "{{Task.Param.Item}}"]));
-    y.push_str("- name: 'manifest'\n  dependencies:\n  - dependsOn: 'items'\n");
-    host(&mut y, o);
-    script(&mut y, &build(&[]));
-    Ok(y)
+    let item_names = Node::Seq(items.iter().map(|i| s(&i.name)).collect());
+    doc.push(
+        "steps",
+        Node::Seq(vec![
+            map([
+                ("name", s("items")),
+                (
+                    "parameterSpace",
+                    map([(
+                        "taskParameterDefinitions",
+                        Node::Seq(vec![map([
+                            ("name", w("Item")),
+                            ("type", w("STRING")),
+                            ("range", item_names),
+                        ])]),
+                    )]),
+                ),
+                ("hostRequirements", host(o)),
+                ("script", script(&build(&["--item", "{{Task.Param.Item}}"]))),
+            ]),
+            map([
+                ("name", s("manifest")),
+                ("dependencies", depends_on(&["items".to_string()])),
+                ("hostRequirements", host(o)),
+                ("script", script(&build(&[]))),
+            ]),
+        ]),
+    );
+    Ok(doc)
 }
 
-/// The `Tress` parameter, one STRING parameter per `${VAR}` of the `what` (its default the value
-/// here, if set), and the job environment passing them to every step.
-fn tress_and_variables(y: &mut String, o: &TemplateOptions, vars: &[String], what: &str) {
-    y.push_str(&format!(
-        "- name: Tress\n  type: STRING\n  description: 'The tress executable: a name on the worker PATH or a path.'\n  default: {}\n",
-        q(&o.tress)
-    ));
+/// A PATH job parameter with a default relative to the template's folder.
+fn path_param(name: &str, object: &str, flow: &str, description: &str, default: &Path) -> Node {
+    map([
+        ("name", w(name)),
+        ("type", w("PATH")),
+        ("objectType", w(object)),
+        ("dataFlow", w(flow)),
+        ("description", s(description)),
+        ("default", s(default.display().to_string())),
+    ])
+}
+
+/// The template's head: version, name, `params` then the `Tress` parameter, one STRING
+/// parameter per `${VAR}` of the `what` (its default the value here, if set), and the job
+/// environment passing them to every step.
+fn header(title: &str, mut params: Vec<Node>, o: &TemplateOptions, vars: &[String], what: &str) -> Node {
+    params.push(map([
+        ("name", w("Tress")),
+        ("type", w("STRING")),
+        (
+            "description",
+            s("The tress executable: a name on the worker PATH or a path."),
+        ),
+        ("default", s(&o.tress)),
+    ]));
     for v in vars {
-        y.push_str(&format!(
-            "- name: {v}\n  type: STRING\n  description: {}\n",
-            q(&format!("${{{v}}} of the {what}, as the worker sees it."))
-        ));
+        let mut p = map([
+            ("name", w(v)),
+            ("type", w("STRING")),
+            (
+                "description",
+                s(format!("${{{v}}} of the {what}, as the worker sees it.")),
+            ),
+        ]);
         if let Ok(value) = std::env::var(v) {
-            y.push_str(&format!("  default: {}\n", q(&value)));
+            p.push("default", s(value));
         }
+        params.push(p);
     }
+    let mut doc = map([
+        ("specificationVersion", s("jobtemplate-2023-09")),
+        ("name", s(title)),
+        ("parameterDefinitions", Node::Seq(params)),
+    ]);
     if !vars.is_empty() {
-        y.push_str("jobEnvironments:\n- name: JobVariables\n  variables:\n");
-        for v in vars {
-            y.push_str(&format!("    {v}: {}\n", q(&format!("{{{{Param.{v}}}}}"))));
-        }
+        doc.push(
+            "jobEnvironments",
+            Node::Seq(vec![map([
+                ("name", w("JobVariables")),
+                (
+                    "variables",
+                    map(vars.iter().map(|v| (v.clone(), s(format!("{{{{Param.{v}}}}}"))))),
+                ),
+            ])]),
+        );
     }
+    doc
+}
+
+fn depends_on(steps: &[String]) -> Node {
+    Node::Seq(steps.iter().map(|d| map([("dependsOn", s(d))])).collect())
 }
 
 /// `tress run JOB --threads N [--output DIR]`: the start of every step of a job's template.
@@ -303,19 +376,28 @@ fn run_args(o: &TemplateOptions) -> Vec<String> {
     a
 }
 
-fn host(y: &mut String, o: &TemplateOptions) {
-    y.push_str(&format!(
-        "  hostRequirements:\n    amounts:\n    - name: amount.worker.vcpu\n      min: {}\n    - name: amount.worker.memory\n      min: {}\n",
-        o.cpus.max(1),
-        o.memory_gib.max(1) * 1024
-    ));
+fn host(o: &TemplateOptions) -> Node {
+    let amount = |name: &str, min: u32| map([("name", w(name)), ("min", Node::Int(min as i64))]);
+    map([(
+        "amounts",
+        Node::Seq(vec![
+            amount("amount.worker.vcpu", o.cpus.max(1)),
+            amount("amount.worker.memory", o.memory_gib.max(1) * 1024),
+        ]),
+    )])
 }
 
-fn script(y: &mut String, args: &[String]) {
-    y.push_str("  script:\n    actions:\n      onRun:\n        command: '{{Param.Tress}}'\n        args:\n");
-    for a in args {
-        y.push_str(&format!("        - {}\n", q(a)));
-    }
+fn script(args: &[String]) -> Node {
+    map([(
+        "actions",
+        map([(
+            "onRun",
+            map([
+                ("command", s("{{Param.Tress}}")),
+                ("args", Node::Seq(args.iter().map(s).collect())),
+            ]),
+        )]),
+    )])
 }
 
 /// `to` relative to the folder `from` (both absolute).
