@@ -276,11 +276,11 @@ fn open_sink(
             }))
         }
         Some("usdc" | "usdz") => Err(Error::Invalid(format!(
-            "{}: binary USD (.usdc, .usdz) is not written yet; write .usda or .usd (a text layer every USD tool reads), or convert with usdcat",
+            "{}: binary USD (.usdc, .usdz) is not written: the openusd crate that builds with this toolchain (0.6.0) writes crate files Pixar's library refuses; write .usda (a text layer every USD tool reads) and convert it with `usdcat hair.usda -o hair.usdc` where USD is installed",
             path.display()
         ))),
         _ => Err(Error::Invalid(format!(
-            "{}: not a cache format (known: .tcache, .abc, .usd/.usda, PLY sequences named with #)",
+            "{}: not a cache format (known: .tcache, .abc, .usd/.usda/.usdc, PLY sequences named with #)",
             path.display()
         ))),
     }

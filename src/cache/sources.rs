@@ -1,4 +1,4 @@
-//! Frame sources: `.tcache`, Alembic curves, PLY sequences.
+//! Frame sources: `.tcache`, Alembic curves, USD `BasisCurves`, PLY sequences.
 
 use std::path::Path;
 
@@ -75,6 +75,38 @@ impl FrameSource for Alembic {
             )));
         }
         Ok(p)
+    }
+}
+
+struct Usd {
+    file: tress_formats::usd::read::UsdFile,
+    prim: String,
+    info: CacheInfo,
+    space: OutputSpace,
+}
+
+impl FrameSource for Usd {
+    fn info(&self) -> &CacheInfo {
+        &self.info
+    }
+    fn read(&mut self, index: usize) -> Result<Vec<[f32; 3]>> {
+        let p = self
+            .file
+            .world_points(&self.prim, Some(self.info.frames[index]))?;
+        if p.len() != self.info.topology.points.len() {
+            return Err(Error::Invalid(format!(
+                "{}: {} at time code {} has {} points, the first sample {}: changing topology is not a strand cache",
+                self.file.path().display(),
+                self.prim,
+                self.info.frames[index],
+                p.len(),
+                self.info.topology.points.len()
+            )));
+        }
+        Ok(p)
+    }
+    fn space(&self) -> OutputSpace {
+        self.space
     }
 }
 
@@ -187,8 +219,47 @@ pub fn open_source(path: &Path, object: Option<&str>, fps: f64) -> Result<Box<dy
                 space,
             }))
         }
+        Some("usd" | "usda" | "usdc" | "usdz") => {
+            let file = tress_formats::usd::read::UsdFile::open(path)?;
+            let curves = file.prims_of("BasisCurves")?;
+            let prim = match object {
+                Some(name) => curves.into_iter().find(|p| p == name),
+                None => curves.into_iter().next(),
+            }
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{}: no BasisCurves prim {}",
+                    path.display(),
+                    object.unwrap_or("")
+                ))
+            })?;
+            let stage = file.info()?;
+            let mut frames = file.sample_times(&prim, "points")?;
+            let first = frames.first().copied();
+            let topology = file.curves(&prim, first)?;
+            if frames.is_empty() {
+                // A default value only: one frame at the stage's start.
+                frames.push(stage.start_time_code.unwrap_or(1.0));
+            }
+            let space = OutputSpace::from_metadata(
+                stage.meters_per_unit.map(|m| m.to_string()).as_deref(),
+                stage.up_axis.map(|u| u.to_string()).as_deref(),
+            )
+            .unwrap_or_default();
+            let info = CacheInfo {
+                topology,
+                fps: stage.time_codes_per_second,
+                frames,
+            };
+            Ok(Box::new(Usd {
+                file,
+                prim,
+                info,
+                space,
+            }))
+        }
         _ => Err(Error::Invalid(format!(
-            "{}: not a cache (known: .tcache, .abc, and PLY sequences named with #, e.g. hair.####.ply)",
+            "{}: not a cache (known: .tcache, .abc, .usd/.usda/.usdc/.usdz, and PLY sequences named with #, e.g. hair.####.ply)",
             path.display()
         ))),
     }

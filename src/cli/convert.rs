@@ -11,9 +11,11 @@ use crate::groom::{ReadOptions, Transform, UpAxis, read_groom, resample, write_g
 
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// Input groom (.hair, .data, .ply).
+    /// Input groom (.hair, .data, .ply, .abc, .usd/.usda/.usdc, …) or cache (.tcache, .abc, USD,
+    /// a PLY sequence with #).
     pub input: PathBuf,
-    /// Output groom; the extension picks the format (.hair, .data, .ply).
+    /// Output groom or cache; the extension picks the format (.hair, .data, .ply, .abc, .usda,
+    /// .tcache, a PLY sequence with #).
     pub output: PathBuf,
     /// Resample every strand to N points, evenly spaced by arc length.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=100_000))]
@@ -42,7 +44,7 @@ pub struct ConvertArgs {
     /// PLY sequence input: frames per second (PLY does not store one).
     #[arg(long, default_value_t = 24.0)]
     pub fps: f64,
-    /// Alembic cache input: the curves object (default: the first).
+    /// Alembic or USD cache input: the curves object or BasisCurves prim (default: the first).
     #[arg(long, value_name = "PATH")]
     pub object: Option<String>,
     /// Print what was written as JSON on standard output (`outputs` and a summary).
@@ -57,8 +59,9 @@ fn is_cache_conversion(a: &ConvertArgs) -> bool {
             .is_some_and(|x| e.iter().any(|e| x.eq_ignore_ascii_case(e)))
     };
     let abc = |p: &std::path::Path| ext(p, &["abc"]);
-    let usd = ext(&a.output, &["usd", "usda", "usdc", "usdz"]);
-    is_cache_path(&a.input) || is_cache_path(&a.output) || (abc(&a.input) && (abc(&a.output) || usd))
+    let usd = |p: &std::path::Path| ext(p, &["usd", "usda", "usdc", "usdz"]);
+    let animated = |p: &std::path::Path| abc(p) || usd(p);
+    is_cache_path(&a.input) || is_cache_path(&a.output) || (animated(&a.input) && animated(&a.output))
 }
 
 fn run_cache(a: &ConvertArgs) -> Result<()> {

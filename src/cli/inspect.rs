@@ -12,7 +12,8 @@ use tress_formats::InFile;
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// A groom (.hair, .data, .ply, .tfx, .tfxproj, .mss), Alembic (.abc) or mesh (.obj) file.
+    /// A groom (.hair, .data, .ply, .tfx, .tfxproj, .mss), Alembic (.abc), USD (.usda, .usdc,
+    /// .usd, .usdz), cache (.tcache) or mesh (.obj) file.
     pub file: PathBuf,
     /// Print one JSON document instead of text.
     #[arg(long)]
@@ -32,8 +33,91 @@ pub fn run(a: &InspectArgs) -> Result<()> {
         Some("obj") => inspect_mesh(&a.file, a.json),
         Some("abc") => super::inspect_abc::run(&a.file, a.json, a.verify),
         Some("tcache") => super::inspect_cache::run(&a.file, a.json, a.verify),
+        Some("usd" | "usda" | "usdc" | "usdz") => inspect_usd(a),
         _ => inspect_groom(a),
     }
+}
+
+/// A USD stage: its metadata, every prim with its type and (for point-based prims) point count
+/// and time samples, then the groom its BasisCurves make.
+fn inspect_usd(a: &InspectArgs) -> Result<()> {
+    let f = tress_formats::usd::read::UsdFile::open(&a.file)?;
+    let info = f.info()?;
+    let mut prims = Vec::new();
+    for p in f.prims()? {
+        let mut entry = json!({ "path": p.path, "type": p.type_name });
+        if matches!(
+            p.type_name.as_str(),
+            "BasisCurves" | "Mesh" | "Points" | "NurbsCurves"
+        ) {
+            let times = f.sample_times(&p.path, "points")?;
+            let points = f.world_points(&p.path, None).map(|v| v.len()).unwrap_or(0);
+            entry["points"] = json!(points);
+            entry["time_samples"] = json!(times.len());
+            if let (Some(a), Some(b)) = (times.first(), times.last()) {
+                entry["time_codes"] = json!([a, b]);
+            }
+        }
+        prims.push(entry);
+    }
+    let has_curves = prims.iter().any(|p| p["type"] == "BasisCurves");
+    let groom = if has_curves {
+        let g = read_groom(&a.file, &ReadOptions::default())?;
+        Some(GroomStats::of(&g.groom))
+    } else {
+        None
+    };
+    if a.json {
+        let doc = json!({
+            "file": a.file.display().to_string(),
+            "format": "USD",
+            "stage": {
+                "default_prim": info.default_prim,
+                "meters_per_unit": info.meters_per_unit,
+                "up_axis": info.up_axis.map(|c| c.to_string()),
+                "time_codes_per_second": info.time_codes_per_second,
+                "start_time_code": info.start_time_code,
+                "end_time_code": info.end_time_code,
+            },
+            "prims": prims,
+            "groom": groom,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+        return Ok(());
+    }
+    println!("{}  (USD)", a.file.display());
+    let opt = |v: Option<f64>| v.map(num).unwrap_or_else(|| "-".into());
+    println!(
+        "  metersPerUnit {}, upAxis {}, {} time codes/s, time codes {} to {}",
+        opt(info.meters_per_unit),
+        info.up_axis.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+        num(info.time_codes_per_second),
+        opt(info.start_time_code),
+        opt(info.end_time_code)
+    );
+    for p in &prims {
+        let mut line = format!(
+            "  {:<40} {}",
+            p["path"].as_str().unwrap_or(""),
+            p["type"].as_str().unwrap_or("")
+        );
+        if let Some(n) = p["points"].as_u64() {
+            line.push_str(&format!(
+                "  {} points, {} time samples",
+                thousands(n),
+                p["time_samples"].as_u64().unwrap_or(0)
+            ));
+        }
+        println!("{line}");
+    }
+    if let Some(st) = groom {
+        println!(
+            "  groom: {} strands, {} points",
+            thousands(st.strand_count as u64),
+            thousands(st.point_count as u64)
+        );
+    }
+    Ok(())
 }
 
 fn inspect_groom(a: &InspectArgs) -> Result<()> {

@@ -137,19 +137,28 @@ fn cached_grid(path: &Path, mesh: &TriMesh, params: &SdfParams) -> Result<SdfGri
     Ok(g)
 }
 
-/// Whether a body setting names an animated body mesh (an `.abc` file, or an `.obj` sequence
-/// with `#` for the frame digits) rather than a body preset.
+/// Whether a body setting names an animated body mesh (an `.abc` or USD file, or an `.obj`
+/// sequence with `#` for the frame digits) rather than a body preset.
 pub fn is_body_mesh(spec: &str) -> bool {
     let lower = spec.to_ascii_lowercase();
-    lower.ends_with(".abc") || (lower.ends_with(".obj") && spec.contains('#'))
+    lower.ends_with(".abc") || is_usd(&lower) || (lower.ends_with(".obj") && spec.contains('#'))
+}
+
+fn is_usd(lower: &str) -> bool {
+    [".usd", ".usda", ".usdc", ".usdz"]
+        .iter()
+        .any(|e| lower.ends_with(e))
 }
 
 /// The frames of an animated body mesh, brought into tress space by `transform`: every sample
 /// of an Alembic file's first polymesh (at its time sampling's times, in world space), or the
 /// files of an OBJ sequence (`body.####.obj`: every file whose `#`s are digits, at frame / fps).
 pub fn read_body_frames(spec: &str, transform: &Transform, fps: f64) -> Result<Vec<(f64, TriMesh)>> {
-    let mut frames = if spec.to_ascii_lowercase().ends_with(".abc") {
+    let lower = spec.to_ascii_lowercase();
+    let mut frames = if lower.ends_with(".abc") {
         super::head_mesh::abc_polymesh_samples(Path::new(spec), false)?
+    } else if is_usd(&lower) {
+        super::head_mesh::usd_mesh_samples(Path::new(spec))?
     } else {
         obj_frames(spec, fps)?
     };
@@ -162,7 +171,8 @@ pub fn read_body_frames(spec: &str, transform: &Transform, fps: f64) -> Result<V
 /// The files of a body mesh setting: the `.abc` file, or the OBJ sequence's files in frame
 /// order with their frame numbers.
 pub fn body_files(spec: &str) -> Result<Vec<(i64, std::path::PathBuf)>> {
-    if spec.to_ascii_lowercase().ends_with(".abc") {
+    let lower = spec.to_ascii_lowercase();
+    if lower.ends_with(".abc") || is_usd(&lower) {
         return Ok(vec![(0, std::path::PathBuf::from(spec))]);
     }
     let path = Path::new(spec);

@@ -15,8 +15,9 @@ use super::mesh_sdf::{SdfParams, build};
 use crate::error::{Error, Result};
 use crate::groom::Transform;
 
-/// Reads a triangle mesh: `.obj`, `.glb` / `.gltf` (every mesh node, at rest, in world space)
-/// or `.abc` (the first polymesh's first sample, in world space).
+/// Reads a triangle mesh: `.obj`, `.glb` / `.gltf` (every mesh node, at rest, in world space),
+/// `.abc` (the first polymesh's first sample, in world space) or USD (every `Mesh` prim at its
+/// default value or first time sample, in world space).
 pub fn read_mesh(path: &Path) -> Result<TriMesh> {
     let ext = tress_formats::extension(path);
     match ext.as_deref() {
@@ -60,8 +61,27 @@ pub fn read_mesh(path: &Path) -> Result<TriMesh> {
             Ok(out)
         }
         Some("abc") => Ok(abc_polymesh_samples(path, true)?.remove(0).1),
+        Some("usd" | "usda" | "usdc" | "usdz") => {
+            // Every Mesh prim, at its default value or first sample, in world space.
+            let f = tress_formats::usd::read::UsdFile::open(path)?;
+            let mut out = TriMesh::default();
+            for p in f.prims_of("Mesh")? {
+                let m = f.mesh(&p, None)?;
+                let base = out.positions.len() as u32;
+                out.positions.extend(m.positions);
+                out.triangles
+                    .extend(m.triangles.iter().map(|t| t.map(|i| i + base)));
+            }
+            if out.triangles.is_empty() {
+                return Err(Error::Invalid(format!(
+                    "{}: no Mesh prim with faces",
+                    path.display()
+                )));
+            }
+            Ok(out)
+        }
         _ => Err(Error::Invalid(format!(
-            "{}: unknown mesh format (known: .obj, .glb, .gltf, .abc)",
+            "{}: unknown mesh format (known: .obj, .glb, .gltf, .abc, .usd/.usda/.usdc/.usdz)",
             path.display()
         ))),
     }
@@ -104,6 +124,37 @@ pub fn abc_polymesh_samples(path: &Path, first_only: bool) -> Result<Vec<(f64, T
         ));
     }
     Ok(out)
+}
+
+/// The first time-sampled `Mesh` prim of a USD stage (else the first Mesh), in world space at
+/// each of its `points` time codes (frame numbers), as (seconds, mesh) at `fps` time codes per
+/// second.
+pub fn usd_mesh_samples(path: &Path) -> Result<Vec<(f64, TriMesh)>> {
+    let f = tress_formats::usd::read::UsdFile::open(path)?;
+    let fps = f.info()?.time_codes_per_second;
+    let meshes = f.prims_of("Mesh")?;
+    let mut chosen = None;
+    for p in &meshes {
+        let times = f.sample_times(p, "points")?;
+        if !times.is_empty() {
+            chosen = Some((p.clone(), times));
+            break;
+        }
+    }
+    let (prim, times) = match chosen {
+        Some(c) => c,
+        None => match meshes.first() {
+            Some(p) => (p.clone(), Vec::new()),
+            None => return Err(Error::Invalid(format!("{}: no Mesh prim", path.display()))),
+        },
+    };
+    if times.is_empty() {
+        return Ok(vec![(0.0, f.mesh(&prim, None)?)]);
+    }
+    times
+        .into_iter()
+        .map(|t| Ok((t / fps, f.mesh(&prim, Some(t))?)))
+        .collect()
 }
 
 /// Applies a unit / axis conversion to a mesh.

@@ -28,6 +28,8 @@ pub enum GroomFormat {
     Alembic,
     /// tress strand cache: its rest pose (read only as a groom).
     Tcache,
+    /// USD (`.usda`, `.usdc`, `.usd`, `.usdz`): every `BasisCurves` prim of the composed stage.
+    Usd,
 }
 
 impl GroomFormat {
@@ -41,6 +43,7 @@ impl GroomFormat {
             GroomFormat::Mss => "mass-spring scene .mss",
             GroomFormat::Alembic => "Alembic (Ogawa)",
             GroomFormat::Tcache => "tress .tcache (rest pose)",
+            GroomFormat::Usd => "USD",
         }
     }
 
@@ -56,6 +59,7 @@ impl GroomFormat {
             "mss" => GroomFormat::Mss,
             "abc" => GroomFormat::Alembic,
             "tcache" => GroomFormat::Tcache,
+            "usd" | "usda" | "usdc" | "usdz" => GroomFormat::Usd,
             _ => return None,
         })
     }
@@ -79,7 +83,8 @@ impl GroomFormat {
 pub struct ReadOptions {
     /// Point clouds without strand layout (PLY): consecutive points per strand.
     pub points_per_strand: Option<usize>,
-    /// Alembic: the frame to read (default: the first sample).
+    /// Alembic, USD: the frame to read (default: the first sample; USD: the default value,
+    /// else the first time sample).
     pub frame: Option<f64>,
 }
 
@@ -94,7 +99,7 @@ pub struct LoadedGroom {
 
 fn unknown(path: &Path) -> Error {
     Error::Invalid(format!(
-        "{}: unknown groom format (known: .hair, .data, .ply, .tfx, .tfxproj, .mss, .abc; writable: .hair, .data, .ply, .tfx, .abc)",
+        "{}: unknown groom format (known: .hair, .data, .ply, .tfx, .tfxproj, .mss, .abc, .usd/.usda/.usdc/.usdz; writable: .hair, .data, .ply, .tfx, .abc, .usda)",
         path.display()
     ))
 }
@@ -103,6 +108,9 @@ fn unknown(path: &Path) -> Error {
 pub fn read_groom(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
     if GroomFormat::from_extension(path) == Some(GroomFormat::Alembic) {
         return read_abc(path, opts);
+    }
+    if GroomFormat::from_extension(path) == Some(GroomFormat::Usd) {
+        return read_usd(path, opts);
     }
     // A strand cache's rest pose (e.g. a job's prepared `groom.tcache`).
     if GroomFormat::from_extension(path) == Some(GroomFormat::Tcache) {
@@ -175,8 +183,8 @@ pub fn read_groom(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
             scene.strands().in_file(path)?
         }
         GroomFormat::Alembic => return read_abc(path, opts),
-        // Handled above by extension; a .tcache is never sniffed.
-        GroomFormat::Tcache => return Err(unknown(path)),
+        // Handled above by extension; a .tcache or USD file is never sniffed.
+        GroomFormat::Tcache | GroomFormat::Usd => return Err(unknown(path)),
     };
     let groom = Groom::from_strands(strands)?;
     Ok(LoadedGroom {
@@ -217,6 +225,45 @@ fn read_abc(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
     Ok(LoadedGroom {
         groom: Groom::from_strands(strands)?,
         format: GroomFormat::Alembic,
+        details,
+    })
+}
+
+/// Reads every `BasisCurves` prim of a USD stage, in world space, at one frame (time code).
+fn read_usd(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
+    let f = tress_formats::usd::read::UsdFile::open(path)?;
+    let info = f.info()?;
+    let prims = f.prims_of("BasisCurves")?;
+    if prims.is_empty() {
+        return Err(Error::Invalid(format!(
+            "{}: no BasisCurves prim (the stage has no curves to read as a groom)",
+            path.display()
+        )));
+    }
+    let mut merged = Strands::default();
+    for p in &prims {
+        let s = f.curves(p, opts.frame)?;
+        if prims.len() == 1 {
+            merged = s;
+            break;
+        }
+        // Several prims: positions and counts; attributes only where every prim has them.
+        merged.points.extend(s.points);
+        merged.counts.extend(s.counts);
+    }
+    let mut details = vec![("prims".to_string(), prims.join(", "))];
+    if let Some(m) = info.meters_per_unit {
+        details.push(("metersPerUnit".into(), m.to_string()));
+    }
+    if let Some(u) = info.up_axis {
+        details.push(("upAxis".into(), u.to_string()));
+    }
+    if let Some(t) = opts.frame {
+        details.push(("time code".into(), t.to_string()));
+    }
+    Ok(LoadedGroom {
+        groom: Groom::from_strands(merged)?,
+        format: GroomFormat::Usd,
         details,
     })
 }
@@ -264,9 +311,9 @@ pub fn write_groom(path: &Path, groom: &Groom) -> Result<()> {
             };
             return write().map_err(|e| output_error(path, e));
         }
-        GroomFormat::Mss | GroomFormat::TfxProject | GroomFormat::Tcache => {
+        GroomFormat::Mss | GroomFormat::TfxProject | GroomFormat::Tcache | GroomFormat::Usd => {
             return Err(Error::Invalid(format!(
-                "{}: tress reads this format but does not write it",
+                "{}: tress reads this format but does not write it (USD: .usda and .usd are written as text)",
                 path.display()
             )));
         }

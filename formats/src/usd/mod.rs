@@ -13,6 +13,8 @@
 //! as the shortest decimal that reads back to the same `f32`, so a reader gets every point
 //! bit for bit. Checked by Pixar's library (`../shared/tools/usd_inspect.py`).
 
+pub mod read;
+
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
