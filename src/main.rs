@@ -27,6 +27,17 @@ fn main() {
             eprintln!("{}", std::backtrace::Backtrace::force_capture());
         }
     }));
+    // Binary USD layers are read first in a child process under a memory limit (a damaged
+    // count must not abort tress): this is that child.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.len() == 3 && args[1] == tress::formats::usd::read::PROBE_ARG {
+        std::process::exit(tress::formats::usd::read::probe_main(std::path::Path::new(
+            &args[2],
+        )));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        tress::formats::usd::read::set_probe(exe);
+    }
     // With --json, a failure is JSON on standard output too, so a script reading it sees why.
     let json = std::env::args_os().any(|a| a == "--json");
     let fail = |message: String, code: i32| -> ! {

@@ -514,6 +514,40 @@ fn usd_files_from_pixars_library_read_as_pixar_computes_them() {
         );
         assert_eq!(v["stage"]["meters_per_unit"], 0.01);
     }
+    // Every damaged copy (truncations, flipped bytes, overwritten words, garbage) of Pixar's
+    // binary layer and of the text one: `tress inspect` answers 0 or 2 under a 4 GiB address
+    // space limit (a giant allocation would abort it), never a panic or a signal.
+    for name in ["groom.usdc", "groom.usda"] {
+        let good = std::fs::read(dir.join(name)).unwrap();
+        let ext = name.rsplit('.').next().unwrap();
+        let mut refused = 0;
+        for (k, (what, bad)) in common::corruptions(&good, 7).into_iter().enumerate() {
+            let p = dir.join(format!("bad{k}.{ext}"));
+            std::fs::write(&p, &bad).unwrap();
+            let o = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "ulimit -v 4194304; exec '{}' inspect '{}' --json",
+                    env!("CARGO_BIN_EXE_tress"),
+                    p.display()
+                ))
+                .output()
+                .unwrap();
+            let code = o.status.code();
+            assert!(
+                matches!(code, Some(0) | Some(2)),
+                "{name} {what}: exit {code:?}: {}",
+                common::stderr(&o)
+            );
+            assert!(
+                !common::stderr(&o).contains("panicked"),
+                "{name} {what}: {}",
+                common::stderr(&o)
+            );
+            refused += (code == Some(2)) as usize;
+        }
+        assert!(refused > 10, "{name}: only {refused} damaged copies refused");
+    }
     // A binary layer cut short, and garbage with a .usda name: errors naming the file, no panic.
     let bytes = std::fs::read(dir.join("groom.usdc")).unwrap();
     for (name, data) in [

@@ -152,13 +152,18 @@ pub struct UsdFile {
     path: PathBuf,
 }
 
-/// Runs `f`, turning the crate's errors and panics into an error about `path`.
+/// Runs `f`, turning the crate's errors and panics into an error about `path` (its panic
+/// message is not printed: the error says what failed).
 fn guarded<T, E: std::fmt::Display>(
     path: &Path,
     what: &str,
     f: impl FnOnce() -> std::result::Result<T, E>,
 ) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    match r {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(Error::corrupt(format!("{what}: {e:#}")).in_file(path)),
         Err(_) => Err(Error::corrupt(format!("{what}: the USD reader could not decode it")).in_file(path)),
@@ -192,10 +197,118 @@ fn scalar(v: &usdf::Value) -> Option<f64> {
     })
 }
 
+/// The program that reads binary layers in full, in a child process under a memory limit,
+/// before they are opened here ([`set_probe`]).
+static PROBE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// The argument that runs [`probe_main`] in a program that called [`set_probe`].
+pub const PROBE_ARG: &str = "__usd-probe";
+
+/// Makes [`UsdFile::open`] read every binary layer (`.usdc` and `.usdz`, which carry counts the
+/// reader trusts) first in `exe PROBE_ARG FILE`, a child process under a memory limit: a damaged
+/// count that would make the reader allocate far more than the file holds ends the child, and
+/// the file is refused instead of the program aborting. Text layers need no probe (every value
+/// is in the text).
+pub fn set_probe(exe: PathBuf) {
+    let _ = PROBE.set(exe);
+}
+
+/// Whether `path` is a binary layer or a package.
+fn is_binary(path: &Path) -> bool {
+    let mut magic = [0u8; 8];
+    let head = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic));
+    head.is_ok() && (&magic == b"PXR-USDC" || magic.starts_with(b"PK\x03\x04"))
+}
+
+fn probe(path: &Path, len: u64) -> Result<()> {
+    let Some(exe) = PROBE.get() else {
+        return Ok(());
+    };
+    if !is_binary(path) {
+        return Ok(());
+    }
+    let out = std::process::Command::new(exe)
+        .arg(PROBE_ARG)
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .in_file(path)?;
+    match out.status.code() {
+        Some(0) => Ok(()),
+        Some(_) => {
+            let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            // The child names the file too.
+            let own = format!("{}: ", path.display());
+            let msg = msg.strip_prefix(&own).map(str::to_string).unwrap_or(msg);
+            Err(Error::corrupt(if msg.is_empty() {
+                "not a readable USD layer".into()
+            } else {
+                msg
+            })
+            .in_file(path))
+        }
+        None => Err(Error::corrupt(format!(
+            "damaged: reading it needs far more memory than a {len}-byte file can hold"
+        ))
+        .in_file(path)),
+    }
+}
+
+/// The child's side of [`set_probe`]: limits its address space to 4 GiB + 64 × the file's size,
+/// reads every attribute of every prim (defaults and time samples) and exits 0, or prints why
+/// not and exits 2.
+pub fn probe_main(path: &Path) -> i32 {
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    #[cfg(unix)]
+    {
+        let limit = (4u64 << 30).saturating_add(len.saturating_mul(64));
+        let r = libc::rlimit {
+            rlim_cur: limit as libc::rlim_t,
+            rlim_max: limit as libc::rlim_t,
+        };
+        // SAFETY: setrlimit reads the struct it is given; a failure only leaves no limit.
+        unsafe {
+            libc::setrlimit(libc::RLIMIT_AS, &r);
+        }
+    }
+    let read = || -> Result<()> {
+        let f = UsdFile::open_unprobed(path)?;
+        f.info()?;
+        for p in f.prims()? {
+            let sp = usdf::path(&p.path).map_err(|e| Error::corrupt(format!("{e}")))?;
+            let prim = f.stage.prim(sp);
+            let attrs = guarded(path, &format!("{}: attributes", p.path), || prim.attributes())?;
+            for a in attrs {
+                guarded(path, &format!("{}: a value", p.path), || a.get::<usdf::Value>())?;
+                guarded(path, &format!("{}: time samples", p.path), || a.time_samples())?;
+            }
+        }
+        Ok(())
+    };
+    match read() {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{e}");
+            2
+        }
+    }
+}
+
 impl UsdFile {
-    /// Opens and composes the stage of `path`.
+    /// Opens and composes the stage of `path` (a binary layer first read in full by the probe,
+    /// where one is set: [`set_probe`]).
     pub fn open(path: impl AsRef<Path>) -> Result<UsdFile> {
-        let path = path.as_ref().to_path_buf();
+        let path = path.as_ref();
+        let meta = std::fs::metadata(path).in_file(path)?;
+        if !meta.is_file() {
+            return Err(Error::invalid("not a file").in_file(path));
+        }
+        probe(path, meta.len())?;
+        UsdFile::open_unprobed(path)
+    }
+
+    fn open_unprobed(path: &Path) -> Result<UsdFile> {
+        let path = path.to_path_buf();
         let meta = std::fs::metadata(&path).in_file(&path)?;
         if !meta.is_file() {
             return Err(Error::invalid("not a file").in_file(&path));
