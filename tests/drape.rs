@@ -64,8 +64,35 @@ fn drape_writes_one_frame_per_pose_with_the_roots_on_the_turned_head() {
         f(draped, "gravity_potential") < f(posed, "gravity_potential"),
         "{v}"
     );
+    let weight = v["material"]["weight"].as_f64().unwrap();
     for pose in v["per_groom"][0]["per_pose"].as_array().unwrap() {
         assert_eq!(pose["converged"], true, "{pose}");
+        // The posed input's energy: its elastic and self-collision terms vanish by construction
+        // (rest lengths, rest directions and rest density), its gravity is the material's weight
+        // times the gravity potential the metrics sum on their own; L-BFGS lowers the total.
+        let (e0, e1) = (&pose["posed_energy"], &pose["energy"]);
+        for k in ["cosserat", "stretch", "self_collision"] {
+            assert!(
+                f(e0, k).abs() < 1e-4 * f(e0, "total").abs().max(1.0),
+                "{k}: {pose}"
+            );
+        }
+        let g = weight * f(&pose["posed"], "gravity_potential");
+        assert!((f(e0, "gravity") - g).abs() <= 1e-4 * g.abs(), "{pose}");
+        assert!(f(e1, "total") < f(e0, "total"), "{pose}");
+    }
+    for k in [
+        "total",
+        "cosserat",
+        "stretch",
+        "gravity",
+        "body",
+        "self_collision",
+    ] {
+        assert!(
+            v["energy"][k].is_number() && v["posed_energy"][k].is_number(),
+            "{k}: {v}"
+        );
     }
 
     let mut cache = TcacheReader::open(&out).unwrap();

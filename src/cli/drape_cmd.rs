@@ -13,7 +13,9 @@ use crate::error::{Error, Result};
 use crate::groom::Transform;
 use crate::neural::drape::config::GroomEntry;
 use crate::neural::drape::draper::{DrapeSolver, Draper, DraperSpec};
+use crate::neural::drape::energy::TermValues;
 use crate::neural::drape::scene::drape_scene;
+use crate::neural::drape::solve::energy_at;
 use crate::neural::drape::{DrapeMaterial, DrapeMetrics, PoseSet};
 use crate::pipeline::progress::FrameProgress;
 
@@ -85,9 +87,27 @@ struct Draped {
     seconds: f64,
     before: Vec<DrapeMetrics>,
     after: Vec<DrapeMetrics>,
+    /// Per pose: the posed input's energy and the drape's.
+    energies: Vec<(TermValues, TermValues)>,
     per_pose: Vec<serde_json::Value>,
     files: Vec<PathBuf>,
     head: String,
+}
+
+/// The mean of each term over drapes.
+fn mean_terms<'a>(ts: impl Iterator<Item = &'a TermValues>) -> TermValues {
+    let v: Vec<&TermValues> = ts.collect();
+    let k = v.len().max(1) as f64;
+    let mut m = TermValues::default();
+    for t in v {
+        m.total += t.total / k;
+        m.cosserat += t.cosserat / k;
+        m.stretch += t.stretch / k;
+        m.gravity += t.gravity / k;
+        m.body += t.body / k;
+        m.self_collision += t.self_collision / k;
+    }
+    m
 }
 
 /// Drapes one groom for every pose and writes its caches.
@@ -131,6 +151,7 @@ fn drape_one(
     let latent = setup.latent(subject);
     let mut progress = FrameProgress::new(name, poses.pose.len() as u64, a.json);
     let (mut before, mut after, mut per_pose) = (Vec::new(), Vec::new(), Vec::new());
+    let mut energies = Vec::new();
     let mut seconds = 0.0;
     for (k, rot) in poses.pose.iter().enumerate() {
         let pose = subject.pose(rot)?;
@@ -145,6 +166,15 @@ fn drape_one(
         seconds += report.seconds;
         let m0 = DrapeMetrics::of(&posed.x, posed, cp);
         let m1 = DrapeMetrics::of(&x, posed, cp);
+        // The energy (003 Eq. 6-13) of the posed input, beside the drape's: what draping must
+        // lower.
+        let posed_energy = energy_at::<burn::backend::Flex>(
+            posed,
+            &posed.x,
+            Some((&pose.colliders, &pose.poses)),
+            &setup.material,
+            &Default::default(),
+        );
         let points = subject.groom.to_groom(&x, &head_pose, scene.groom.points().len());
         let p: &[[f32; 3]] = bytemuck::cast_slice(&points);
         for s in sinks.iter_mut() {
@@ -155,10 +185,12 @@ fn drape_one(
             "shape": pose.shape, "trained_pose": setup.trained_for(subject, rot),
             "seconds": report.seconds, "iterations": report.iterations,
             "converged": report.converged, "energy": report.energy,
+            "posed_energy": posed_energy,
             "posed": m0, "draped": m1,
         }));
         before.push(m0);
         after.push(m1);
+        energies.push((posed_energy, report.energy));
         progress.tick((k + 1) as i64);
     }
     progress.finish();
@@ -172,6 +204,7 @@ fn drape_one(
         seconds,
         before,
         after,
+        energies,
         per_pose,
         files,
         head: ds.head.clone(),
@@ -281,8 +314,11 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
             solver_name.clone(),
             serde_json::to_value(DrapeMetrics::mean(&after)).expect("json"),
         );
+        let all: Vec<&(TermValues, TermValues)> = done.iter().flat_map(|d| &d.energies).collect();
         let doc = json!({
             "solver": solver,
+            "energy": mean_terms(all.iter().map(|e| &e.1)),
+            "posed_energy": mean_terms(all.iter().map(|e| &e.0)),
             "grooms": done.len(),
             "poses": poses.pose.len(),
             "points": setup.points,
@@ -295,6 +331,8 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
                 "strands": d.strands,
                 "head": d.head,
                 "metrics": {"posed": DrapeMetrics::mean(&d.before), solver_name.as_str(): DrapeMetrics::mean(&d.after)},
+                "energy": mean_terms(d.energies.iter().map(|e| &e.1)),
+                "posed_energy": mean_terms(d.energies.iter().map(|e| &e.0)),
                 "per_pose": d.per_pose,
                 "outputs": d.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
@@ -304,17 +342,24 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
     } else {
         let (m0, m1) = (DrapeMetrics::mean(&before), DrapeMetrics::mean(&after));
-        eprintln!(
-            "          {:>10} {:>12} {:>14} {:>12}",
-            "inside %", "length err %", "orientation °", "gravity"
+        let all: Vec<&(TermValues, TermValues)> = done.iter().flat_map(|d| &d.energies).collect();
+        let (e0, e1) = (
+            mean_terms(all.iter().map(|e| &e.0)),
+            mean_terms(all.iter().map(|e| &e.1)),
         );
-        for (name, m) in [("posed", m0), (solver_name.as_str(), m1)] {
+        eprintln!(
+            "          {:>10} {:>12} {:>14} {:>12} {:>10} {:>10}",
+            "inside %", "length err %", "orientation °", "gravity", "energy", "self"
+        );
+        for (name, m, e) in [("posed", m0, e0), (solver_name.as_str(), m1, e1)] {
             eprintln!(
-                "{name:<9} {:>10.3} {:>12.3} {:>14.2} {:>12.1}",
+                "{name:<9} {:>10.3} {:>12.3} {:>14.2} {:>12.1} {:>10.2} {:>10.2}",
                 100.0 * m.intersection_fraction,
                 100.0 * m.length_error_mean,
                 m.orientation_error_deg,
-                m.gravity_potential
+                m.gravity_potential,
+                e.total,
+                e.self_collision
             );
         }
         eprintln!("time      {seconds_per_groom:.2} s per groom and pose");
