@@ -33,24 +33,28 @@ impl Default for ConvertOptions {
     }
 }
 
-/// Converts a cache; returns the files written and the number of frames.
-pub fn convert_cache(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<(Vec<PathBuf>, usize)> {
-    let mut src = open_source(input, opts.object.as_deref(), opts.fps)?;
-    let info = src.info().clone();
-    let chosen: Vec<usize> = (0..info.frames.len())
-        .filter(|&i| {
-            opts.frames
-                .is_none_or(|(a, b)| info.frames[i] >= a - 1e-6 && info.frames[i] <= b + 1e-6)
-        })
+/// The indices of `frames` inside the inclusive `range` (all without one); an error naming
+/// `path` when none is.
+pub fn frames_in(path: &Path, frames: &[f64], range: Option<(f64, f64)>) -> Result<Vec<usize>> {
+    let chosen: Vec<usize> = (0..frames.len())
+        .filter(|&i| range.is_none_or(|(a, b)| frames[i] >= a - 1e-6 && frames[i] <= b + 1e-6))
         .collect();
     if chosen.is_empty() {
         return Err(Error::Invalid(format!(
             "{}: no frames in the requested range (the cache has frames {}-{})",
-            input.display(),
-            info.frames.first().copied().unwrap_or(0.0),
-            info.frames.last().copied().unwrap_or(0.0)
+            path.display(),
+            frames.first().copied().unwrap_or(0.0),
+            frames.last().copied().unwrap_or(0.0)
         )));
     }
+    Ok(chosen)
+}
+
+/// Converts a cache; returns the files written and the number of frames.
+pub fn convert_cache(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<(Vec<PathBuf>, usize)> {
+    let mut src = open_source(input, opts.object.as_deref(), opts.fps)?;
+    let info = src.info().clone();
+    let chosen = frames_in(input, &info.frames, opts.frames)?;
     let start = info.frames[chosen[0]];
     let mut sink = create_sink(output, &info, start, &opts.sink)?;
     for &i in &chosen {

@@ -116,20 +116,7 @@ pub fn write_groups(groups: &[Group], output: &Path, opts: &GroupsOptions) -> Re
         sources.push(open_source(&g.path, None, opts.fps)?);
     }
     let first = sources[0].info().clone();
-    let chosen: Vec<usize> = (0..first.frames.len())
-        .filter(|&i| {
-            opts.frames
-                .is_none_or(|(a, b)| first.frames[i] >= a - 1e-6 && first.frames[i] <= b + 1e-6)
-        })
-        .collect();
-    if chosen.is_empty() {
-        return Err(Error::Invalid(format!(
-            "{}: no frames in the requested range (the cache has frames {}-{})",
-            groups[0].path.display(),
-            first.frames.first().copied().unwrap_or(0.0),
-            first.frames.last().copied().unwrap_or(0.0)
-        )));
-    }
+    let chosen = super::convert::frames_in(&groups[0].path, &first.frames, opts.frames)?;
     // Every source holds the first one's frames (by frame number) at the same rate.
     let mut index: Vec<Vec<usize>> = Vec::new();
     for (g, s) in groups.iter().zip(&sources) {

@@ -94,22 +94,6 @@ struct Draped {
     head: String,
 }
 
-/// The mean of each term over drapes.
-fn mean_terms<'a>(ts: impl Iterator<Item = &'a TermValues>) -> TermValues {
-    let v: Vec<&TermValues> = ts.collect();
-    let k = v.len().max(1) as f64;
-    let mut m = TermValues::default();
-    for t in v {
-        m.total += t.total / k;
-        m.cosserat += t.cosserat / k;
-        m.stretch += t.stretch / k;
-        m.gravity += t.gravity / k;
-        m.body += t.body / k;
-        m.self_collision += t.self_collision / k;
-    }
-    m
-}
-
 /// Drapes one groom for every pose and writes its caches.
 fn drape_one(
     a: &DrapeArgs,
@@ -317,8 +301,8 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
         let all: Vec<&(TermValues, TermValues)> = done.iter().flat_map(|d| &d.energies).collect();
         let doc = json!({
             "solver": solver,
-            "energy": mean_terms(all.iter().map(|e| &e.1)),
-            "posed_energy": mean_terms(all.iter().map(|e| &e.0)),
+            "energy": TermValues::mean(all.iter().map(|e| &e.1)),
+            "posed_energy": TermValues::mean(all.iter().map(|e| &e.0)),
             "grooms": done.len(),
             "poses": poses.pose.len(),
             "points": setup.points,
@@ -331,8 +315,8 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
                 "strands": d.strands,
                 "head": d.head,
                 "metrics": {"posed": DrapeMetrics::mean(&d.before), solver_name.as_str(): DrapeMetrics::mean(&d.after)},
-                "energy": mean_terms(d.energies.iter().map(|e| &e.1)),
-                "posed_energy": mean_terms(d.energies.iter().map(|e| &e.0)),
+                "energy": TermValues::mean(d.energies.iter().map(|e| &e.1)),
+                "posed_energy": TermValues::mean(d.energies.iter().map(|e| &e.0)),
                 "per_pose": d.per_pose,
                 "outputs": d.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
@@ -344,8 +328,8 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
         let (m0, m1) = (DrapeMetrics::mean(&before), DrapeMetrics::mean(&after));
         let all: Vec<&(TermValues, TermValues)> = done.iter().flat_map(|d| &d.energies).collect();
         let (e0, e1) = (
-            mean_terms(all.iter().map(|e| &e.0)),
-            mean_terms(all.iter().map(|e| &e.1)),
+            TermValues::mean(all.iter().map(|e| &e.0)),
+            TermValues::mean(all.iter().map(|e| &e.1)),
         );
         eprintln!(
             "          {:>10} {:>12} {:>14} {:>12} {:>10} {:>10}",

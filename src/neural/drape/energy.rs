@@ -358,6 +358,24 @@ fn value<B: Backend>(t: &Tensor<B, 1>) -> f64 {
     t.clone().into_scalar().elem::<f64>()
 }
 
+impl TermValues {
+    /// Each term's mean over several energies.
+    pub fn mean<'a>(ts: impl IntoIterator<Item = &'a TermValues>) -> TermValues {
+        let v: Vec<&TermValues> = ts.into_iter().collect();
+        let k = v.len().max(1) as f64;
+        let mut m = TermValues::default();
+        for t in v {
+            m.total += t.total / k;
+            m.cosserat += t.cosserat / k;
+            m.stretch += t.stretch / k;
+            m.gravity += t.gravity / k;
+            m.body += t.body / k;
+            m.self_collision += t.self_collision / k;
+        }
+        m
+    }
+}
+
 impl<B: Backend> Terms<B> {
     pub fn values(&self) -> TermValues {
         TermValues {
