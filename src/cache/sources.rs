@@ -81,6 +81,8 @@ impl FrameSource for Alembic {
 struct Usd {
     file: tress_formats::usd::read::UsdFile,
     prim: String,
+    /// The time samples, decoded once; `None`: a default value only.
+    samples: Option<tress_formats::usd::read::PointSamples>,
     info: CacheInfo,
     space: OutputSpace,
 }
@@ -90,9 +92,10 @@ impl FrameSource for Usd {
         &self.info
     }
     fn read(&mut self, index: usize) -> Result<Vec<[f32; 3]>> {
-        let p = self
-            .file
-            .world_points(&self.prim, Some(self.info.frames[index]))?;
+        let p = match &self.samples {
+            Some(s) => self.file.sample_points(s, index)?,
+            None => self.file.world_points(&self.prim, None)?,
+        };
         if p.len() != self.info.topology.points.len() {
             return Err(Error::Invalid(format!(
                 "{}: {} at time code {} has {} points, the first sample {}: changing topology is not a strand cache",
@@ -234,13 +237,17 @@ pub fn open_source(path: &Path, object: Option<&str>, fps: f64) -> Result<Box<dy
                 ))
             })?;
             let stage = file.info()?;
-            let mut frames = file.sample_times(&prim, "points")?;
+            let samples = file.point_samples(&prim)?;
+            let mut frames = samples.times();
             let first = frames.first().copied();
             let topology = file.curves(&prim, first)?;
-            if frames.is_empty() {
+            let samples = if frames.is_empty() {
                 // A default value only: one frame at the stage's start.
                 frames.push(stage.start_time_code.unwrap_or(1.0));
-            }
+                None
+            } else {
+                Some(samples)
+            };
             let space = OutputSpace::from_metadata(
                 stage.meters_per_unit.map(|m| m.to_string()).as_deref(),
                 stage.up_axis.map(|u| u.to_string()).as_deref(),
@@ -254,6 +261,7 @@ pub fn open_source(path: &Path, object: Option<&str>, fps: f64) -> Result<Box<dy
             Ok(Box::new(Usd {
                 file,
                 prim,
+                samples,
                 info,
                 space,
             }))

@@ -146,6 +146,19 @@ pub struct PrimInfo {
     pub type_name: String,
 }
 
+/// A prim's `points` time samples ([`UsdFile::point_samples`]).
+pub struct PointSamples {
+    prim: String,
+    samples: usdf::TimeSampleMap,
+}
+
+impl PointSamples {
+    /// The time codes, in order.
+    pub fn times(&self) -> Vec<f64> {
+        self.samples.iter().map(|(t, _)| *t).collect()
+    }
+}
+
 /// An open USD stage.
 pub struct UsdFile {
     stage: Stage,
@@ -546,6 +559,46 @@ impl UsdFile {
         };
         let p = self.points(prim, time)?;
         let w = self.world(prim, time)?;
+        if w == IDENTITY {
+            return Ok(p);
+        }
+        Ok(p.into_iter().map(|q| apply(&w, q)).collect())
+    }
+
+    /// Every time sample of `prim.points`, decoded once (a binary layer decodes all of an
+    /// attribute's samples together, so reading them one time code at a time would decode them
+    /// all again for each frame). Holds every frame in memory, as a text layer does anyway.
+    pub fn point_samples(&self, prim: &str) -> Result<PointSamples> {
+        let p = usdf::path(prim).map_err(|e| Error::invalid(format!("prim path {prim:?}: {e}")))?;
+        let a = self.stage.prim(p).attribute("points");
+        let samples = guarded(&self.path, &format!("{prim}.points time samples"), || {
+            a.time_samples()
+        })?
+        .unwrap_or_default();
+        Ok(PointSamples {
+            prim: prim.to_string(),
+            samples,
+        })
+    }
+
+    /// Sample `index` of `samples` in world space (the transforms at its time code).
+    pub fn sample_points(&self, samples: &PointSamples, index: usize) -> Result<Vec<[f32; 3]>> {
+        let prim = &samples.prim;
+        let (t, v) = samples
+            .samples
+            .get(index)
+            .ok_or_else(|| Error::invalid(format!("{prim}: no time sample {index}")).in_file(&self.path))?;
+        let p: Vec<[f32; 3]> = match v {
+            usdf::Value::Vec3fVec(v) => v.iter().map(vec3).collect(),
+            usdf::Value::Vec3dVec(v) => v.iter().map(|p| [p.x as f32, p.y as f32, p.z as f32]).collect(),
+            _ => {
+                return Err(
+                    Error::corrupt(format!("{prim}.points at time code {t} is not a point3f[]"))
+                        .in_file(&self.path),
+                );
+            }
+        };
+        let w = self.world(prim, Some(*t))?;
         if w == IDENTITY {
             return Ok(p);
         }
