@@ -233,11 +233,23 @@ fn is_binary(path: &Path) -> bool {
     head.is_ok() && (&magic == b"PXR-USDC" || magic.starts_with(b"PK\x03\x04"))
 }
 
+/// Files the probe has read in this process (path, size, modification time).
+static PROBED: std::sync::Mutex<Vec<(PathBuf, u64, Option<std::time::SystemTime>)>> =
+    std::sync::Mutex::new(Vec::new());
+
 fn probe(path: &Path, len: u64) -> Result<()> {
     let Some(exe) = PROBE.get() else {
         return Ok(());
     };
     if !is_binary(path) {
+        return Ok(());
+    }
+    let key = (
+        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        len,
+        std::fs::metadata(path).and_then(|m| m.modified()).ok(),
+    );
+    if PROBED.lock().map(|p| p.contains(&key)).unwrap_or(false) {
         return Ok(());
     }
     let out = std::process::Command::new(exe)
@@ -247,7 +259,12 @@ fn probe(path: &Path, len: u64) -> Result<()> {
         .output()
         .in_file(path)?;
     match out.status.code() {
-        Some(0) => Ok(()),
+        Some(0) => {
+            if let Ok(mut p) = PROBED.lock() {
+                p.push(key);
+            }
+            Ok(())
+        }
         Some(_) => {
             let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
             // The child names the file too.
@@ -444,6 +461,12 @@ impl UsdFile {
             let mut v = self.value(prim, name, time)?;
             if v.is_none() && time.is_some() {
                 v = self.value(prim, name, None)?;
+            }
+            if v.is_none() && time.is_none() {
+                // Only time samples: the first one stands for the default.
+                if let Some(&t0) = self.sample_times(prim, name)?.first() {
+                    v = self.value(prim, name, Some(t0))?;
+                }
             }
             let v = v.ok_or_else(|| bad("named in xformOpOrder but has no value"))?;
             let kind = name
