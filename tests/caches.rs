@@ -295,3 +295,42 @@ fn merged_groom_groups_keep_each_cache_in_its_space() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("Alembic"), "{}", stderr(&o));
 }
+
+/// `tress convert` reads a cache in the space it records: an Alembic cache tress wrote in metres,
+/// Z up comes back to centimetres, Y up in a `.tcache` (which must be cm) and in a default
+/// Alembic, and stays bit for bit when written again in metres, Z up.
+#[test]
+fn conversions_read_each_cache_in_its_space() {
+    let dir = temp_dir("cache-space");
+    let abc = dir.join("a.abc");
+    let truth = moving_cache(&abc, 4);
+    let metres = dir.join("m.abc");
+    let convert = |a: &std::path::Path, b: &std::path::Path, more: &[&str]| {
+        let o = tress(&[&["convert", a.to_str().unwrap(), b.to_str().unwrap()][..], more].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    convert(&abc, &metres, &["--units", "m", "--out-up", "z"]);
+    let (tc, cm, again) = (dir.join("back.tcache"), dir.join("cm.abc"), dir.join("again.abc"));
+    convert(&metres, &tc, &[]);
+    convert(&metres, &cm, &[]);
+    convert(&metres, &again, &["--units", "m", "--out-up", "z"]);
+    for p in [&tc, &cm] {
+        let got = read_all(p);
+        for (f, want) in truth.iter().enumerate() {
+            let worst = got[f]
+                .iter()
+                .zip(want)
+                .flat_map(|(a, b)| (0..3).map(move |k| (a[k] - b[k]).abs() / b[k].abs().max(1.0)))
+                .fold(0.0f32, f32::max);
+            assert!(
+                worst < 1e-5,
+                "{}: frame {f} off by {worst} (relative)",
+                p.display()
+            );
+        }
+    }
+    assert!(
+        read_all(&again) == read_all(&metres),
+        "the same space is copied bit for bit"
+    );
+}

@@ -56,7 +56,12 @@ pub fn convert_cache(input: &Path, output: &Path, opts: &ConvertOptions) -> Resu
     let info = src.info().clone();
     let chosen = frames_in(input, &info.frames, opts.frames)?;
     let start = info.frames[chosen[0]];
-    let mut sink = create_sink(output, &info, start, &opts.sink)?;
+    // Frames stay in the space the cache records until the sink writes them in its own.
+    let sink_opts = SinkOptions {
+        from: src.space(),
+        ..opts.sink.clone()
+    };
+    let mut sink = create_sink(output, &info, start, &sink_opts)?;
     for &i in &chosen {
         let p = src.read(i)?;
         let pose = src.pose(i)?;

@@ -6,10 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use tress_formats::Strands;
 use tress_formats::alembic::cache::{AbcWriter, CurvesSpec, WriteOptions};
 
-use super::space::OutputSpace;
 use super::{SinkOptions, open_source};
 use crate::error::{Error, Result, output_error};
 
@@ -64,25 +62,6 @@ impl Default for GroupsOptions {
             sink: SinkOptions::default(),
         }
     }
-}
-
-/// Strands of space `from` in space `to` (unchanged, bit for bit, when they are the same).
-fn respace(s: &Strands, from: OutputSpace, to: OutputSpace) -> Strands {
-    if from == to {
-        return s.clone();
-    }
-    let mut out = s.clone();
-    out.points = respace_points(&s.points, from, to);
-    let k = to.units.per_cm() / from.units.per_cm();
-    out.attrs.width = s.attrs.width.as_ref().map(|w| w.map(|v| v * k));
-    out
-}
-
-fn respace_points(p: &[[f32; 3]], from: OutputSpace, to: OutputSpace) -> Vec<[f32; 3]> {
-    if from == to {
-        return p.to_vec();
-    }
-    p.iter().map(|&p| to.point(from.to_tress(p))).collect()
 }
 
 /// Writes `groups` into the Alembic archive `output`; returns it and the number of frames.
@@ -155,7 +134,7 @@ pub fn write_groups(groups: &[Group], output: &Path, opts: &GroupsOptions) -> Re
     w.up_axis = to.up_axis();
     let mut writer = AbcWriter::with_options(output, &w).map_err(|e| output_error(output, e))?;
     for (i, (g, s)) in groups.iter().zip(&sources).enumerate() {
-        let topology = respace(&s.info().topology, s.space(), to);
+        let topology = to.strands_from(s.space(), &s.info().topology);
         let mut spec = CurvesSpec::from_strands("groom", &g.name, &topology);
         spec.group_id = i as i32;
         spec.group_name = Some(g.name.clone());
@@ -166,7 +145,12 @@ pub fn write_groups(groups: &[Group], output: &Path, opts: &GroupsOptions) -> Re
         let mut frame = Vec::with_capacity(sources.len());
         for (s, at) in sources.iter_mut().zip(&index) {
             let from = s.space();
-            frame.push(respace_points(&s.read(at[k])?, from, to));
+            frame.push(
+                s.read(at[k])?
+                    .into_iter()
+                    .map(|p| to.from_space(from, p))
+                    .collect(),
+            );
         }
         let refs: Vec<&[[f32; 3]]> = frame.iter().map(Vec::as_slice).collect();
         writer.write_frame(&refs).map_err(|e| output_error(output, e))?;

@@ -36,6 +36,9 @@ pub struct SinkOptions {
     /// Alembic, USD, PLY: the units and up axis to write in (`.tcache`, which tress reads
     /// back, stays in tress's centimetres, Y up).
     pub space: OutputSpace,
+    /// The space the frames (and the topology) arrive in: tress's own, unless they come from a
+    /// cache written in another ([`super::FrameSource::space`]).
+    pub from: OutputSpace,
     /// USD: the curves prim, "/ROOT/NAME" ([`DEFAULT_USD_PRIM`]).
     pub usd_prim: String,
 }
@@ -63,6 +66,7 @@ impl Default for SinkOptions {
             velocities: true,
             date: None,
             space: OutputSpace::default(),
+            from: OutputSpace::default(),
             usd_prim: DEFAULT_USD_PRIM.into(),
         }
     }
@@ -162,6 +166,7 @@ impl FrameSink for PlySequence {
 /// A sink fed in tress's space that writes in another.
 struct InSpace {
     inner: Box<dyn FrameSink>,
+    from: OutputSpace,
     space: OutputSpace,
     /// The frame in the output's space (kept between frames).
     moved: Vec<[f32; 3]>,
@@ -169,9 +174,10 @@ struct InSpace {
 
 impl FrameSink for InSpace {
     fn write(&mut self, frame: f64, positions: &[[f32; 3]], pose: Option<HeadPose>) -> Result<()> {
-        let space = self.space;
+        let (from, space) = (self.from, self.space);
         self.moved.clear();
-        self.moved.extend(positions.iter().map(|p| space.point(*p)));
+        self.moved
+            .extend(positions.iter().map(|p| space.from_space(from, *p)));
         self.inner.write(frame, &self.moved, pose)
     }
     fn finish(self: Box<Self>) -> Result<Vec<PathBuf>> {
@@ -180,7 +186,8 @@ impl FrameSink for InSpace {
 }
 
 /// Opens a sink by path: `.tcache`, `.abc`, `.usd`/`.usda`, or a PLY sequence pattern
-/// (`hair.####.ply[.zst]`); frames are given in tress's space and written in `opts.space`.
+/// (`hair.####.ply[.zst]`); frames are given in `opts.from` (tress's space unless a source says
+/// otherwise) and written in `opts.space` (unchanged when the two are the same).
 pub fn create_sink(
     path: &Path,
     info: &CacheInfo,
@@ -188,22 +195,26 @@ pub fn create_sink(
     opts: &SinkOptions,
 ) -> Result<Box<dyn FrameSink>> {
     let space = opts.space;
-    if space.is_identity() {
+    if space.is_identity() && opts.from.is_identity() {
         return open_sink(path, info, start_frame, opts);
     }
-    if tress_formats::extension(path).as_deref() == Some("tcache") {
+    if tress_formats::extension(path).as_deref() == Some("tcache") && !space.is_identity() {
         return Err(Error::Invalid(format!(
             "{}: .tcache is tress's own cache and stays in centimetres, Y up; write {} to .abc, .usda or a PLY sequence",
             path.display(),
             space.describe()
         )));
     }
+    if opts.from == space {
+        return open_sink(path, info, start_frame, opts);
+    }
     let info = CacheInfo {
-        topology: space.strands(&info.topology),
+        topology: space.strands_from(opts.from, &info.topology),
         ..info.clone()
     };
     Ok(Box::new(InSpace {
         inner: open_sink(path, &info, start_frame, opts)?,
+        from: opts.from,
         space,
         moved: Vec::new(),
     }))

@@ -105,6 +105,27 @@ impl OutputSpace {
         Some(OutputSpace { units, up })
     }
 
+    /// A point of space `from` in space `self` (the same bits when they are the same space).
+    pub fn from_space(&self, from: OutputSpace, p: [f32; 3]) -> [f32; 3] {
+        if from == *self {
+            return p;
+        }
+        self.point(from.to_tress(p))
+    }
+
+    /// Strands of space `from` in this one: points moved, widths scaled (unchanged, bit for
+    /// bit, when the spaces are the same).
+    pub fn strands_from(&self, from: OutputSpace, s: &Strands) -> Strands {
+        if from == *self {
+            return s.clone();
+        }
+        let mut out = s.clone();
+        out.points = s.points.iter().map(|p| self.from_space(from, *p)).collect();
+        let k = self.units.per_cm() / from.units.per_cm();
+        out.attrs.width = s.attrs.width.as_ref().map(|w| w.map(|v| v * k));
+        out
+    }
+
     /// Every point of a frame.
     pub fn points(&self, p: &[[f32; 3]]) -> Vec<[f32; 3]> {
         p.iter().map(|p| self.point(*p)).collect()

@@ -54,6 +54,22 @@ fn digest(path: &Path) -> String {
     let bytes = if path.extension().is_some_and(|e| e == "json") {
         let v: Value = serde_json::from_slice(&bytes).unwrap();
         serde_json::to_vec(&canonical(&v)).unwrap()
+    } else if path.extension().is_some_and(|e| e == "png" || e == "apng") {
+        // The pictures, not their compressed bytes: how a deflate stream comes out depends on
+        // which deflate implementation the build links (another crate's features can switch
+        // flate2's backend), while every decoded frame stays the same.
+        let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![0u8; reader.output_buffer_size().unwrap()];
+        let mut frames = Vec::new();
+        while let Ok(info) = reader.next_frame(&mut buf) {
+            frames.extend_from_slice(&info.width.to_le_bytes());
+            frames.extend_from_slice(&info.height.to_le_bytes());
+            frames.extend_from_slice(&buf[..info.buffer_size()]);
+        }
+        assert!(!frames.is_empty(), "{}: no frame", path.display());
+        frames
     } else if path.extension().is_some_and(|e| e == "abc") {
         // The archive's metadata says when it was written (as Alembic's own writer does).
         let mut b = bytes;
