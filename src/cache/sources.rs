@@ -239,8 +239,11 @@ pub fn open_source(path: &Path, object: Option<&str>, fps: f64) -> Result<Box<dy
             let stage = file.info()?;
             let samples = file.point_samples(&prim)?;
             let mut frames = samples.times();
-            let first = frames.first().copied();
-            let topology = file.curves(&prim, first)?;
+            // The first sample, already decoded, gives the topology's positions.
+            let topology = match frames.is_empty() {
+                true => file.curves(&prim, None)?,
+                false => file.curves_at(&prim, file.sample_points(&samples, 0)?)?,
+            };
             let samples = if frames.is_empty() {
                 // A default value only: one frame at the stage's start.
                 frames.push(stage.start_time_code.unwrap_or(1.0));

@@ -131,18 +131,6 @@ impl OutputSpace {
         p.iter().map(|p| self.point(*p)).collect()
     }
 
-    /// Strands in this space: points moved, widths scaled.
-    pub fn strands(&self, s: &Strands) -> Strands {
-        let mut out = Strands {
-            points: self.points(&s.points),
-            counts: s.counts.clone(),
-            attrs: s.attrs.clone(),
-        };
-        let k = self.units.per_cm();
-        out.attrs.width = s.attrs.width.as_ref().map(|w| w.map(|v| v * k));
-        out
-    }
-
     /// `upAxis` as USD writes it.
     pub fn up_axis(&self) -> char {
         match self.up {

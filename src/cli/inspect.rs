@@ -60,12 +60,18 @@ fn inspect_usd(a: &InspectArgs) -> Result<()> {
         }
         prims.push(entry);
     }
-    let has_curves = prims.iter().any(|p| p["type"] == "BasisCurves");
-    let groom = if has_curves {
-        let g = read_groom(&a.file, &ReadOptions::default())?;
-        Some(GroomStats::of(&g.groom))
-    } else {
-        None
+    // The groom from the stage already open (not a second read of the file).
+    let curves: Vec<String> = prims
+        .iter()
+        .filter(|p| p["type"] == "BasisCurves")
+        .filter_map(|p| p["path"].as_str().map(str::to_string))
+        .collect();
+    let groom = match curves.is_empty() {
+        true => None,
+        false => {
+            let s = crate::groom::files::usd_strands(&f, &curves, None)?;
+            Some(GroomStats::of(&crate::groom::Groom::from_strands(s)?))
+        }
     };
     if a.json {
         let doc = json!({

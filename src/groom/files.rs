@@ -229,6 +229,25 @@ fn read_abc(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
     })
 }
 
+/// The `BasisCurves` prims `prims` of an open stage at `frame`, as one set of strands (one
+/// prim keeps its attributes; several keep positions and counts).
+pub fn usd_strands(
+    f: &tress_formats::usd::read::UsdFile,
+    prims: &[String],
+    frame: Option<f64>,
+) -> Result<Strands> {
+    let mut merged = Strands::default();
+    for p in prims {
+        let s = f.curves(p, frame)?;
+        if prims.len() == 1 {
+            return Ok(s);
+        }
+        merged.points.extend(s.points);
+        merged.counts.extend(s.counts);
+    }
+    Ok(merged)
+}
+
 /// Reads every `BasisCurves` prim of a USD stage, in world space, at one frame (time code).
 fn read_usd(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
     let f = tress_formats::usd::read::UsdFile::open(path)?;
@@ -240,17 +259,7 @@ fn read_usd(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
             path.display()
         )));
     }
-    let mut merged = Strands::default();
-    for p in &prims {
-        let s = f.curves(p, opts.frame)?;
-        if prims.len() == 1 {
-            merged = s;
-            break;
-        }
-        // Several prims: positions and counts; attributes only where every prim has them.
-        merged.points.extend(s.points);
-        merged.counts.extend(s.counts);
-    }
+    let merged = usd_strands(&f, &prims, opts.frame)?;
     let mut details = vec![("prims".to_string(), prims.join(", "))];
     if let Some(m) = info.meters_per_unit {
         details.push(("metersPerUnit".into(), m.to_string()));

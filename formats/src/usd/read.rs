@@ -210,6 +210,24 @@ fn scalar(v: &usdf::Value) -> Option<f64> {
     })
 }
 
+/// The size of `path`, which must be a file.
+fn checked_len(path: &Path) -> Result<u64> {
+    let meta = std::fs::metadata(path).in_file(path)?;
+    if !meta.is_file() {
+        return Err(Error::invalid("not a file").in_file(path));
+    }
+    Ok(meta.len())
+}
+
+/// The positions of a `points` value.
+fn decode_points(v: &usdf::Value) -> Option<Vec<[f32; 3]>> {
+    match v {
+        usdf::Value::Vec3fVec(v) => Some(v.iter().map(vec3).collect()),
+        usdf::Value::Vec3dVec(v) => Some(v.iter().map(|p| [p.x as f32, p.y as f32, p.z as f32]).collect()),
+        _ => None,
+    }
+}
+
 /// The program that reads binary layers in full, in a child process under a memory limit,
 /// before they are opened here ([`set_probe`]).
 static PROBE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -329,20 +347,14 @@ impl UsdFile {
     /// where one is set: [`set_probe`]).
     pub fn open(path: impl AsRef<Path>) -> Result<UsdFile> {
         let path = path.as_ref();
-        let meta = std::fs::metadata(path).in_file(path)?;
-        if !meta.is_file() {
-            return Err(Error::invalid("not a file").in_file(path));
-        }
-        probe(path, meta.len())?;
+        let len = checked_len(path)?;
+        probe(path, len)?;
         UsdFile::open_unprobed(path)
     }
 
     fn open_unprobed(path: &Path) -> Result<UsdFile> {
+        checked_len(path)?;
         let path = path.to_path_buf();
-        let meta = std::fs::metadata(&path).in_file(&path)?;
-        if !meta.is_file() {
-            return Err(Error::invalid("not a file").in_file(&path));
-        }
         let name = path.to_string_lossy().to_string();
         let stage = guarded(&path, "not a readable USD layer", || Stage::open(&name))?;
         Ok(UsdFile { stage, path })
@@ -549,11 +561,9 @@ impl UsdFile {
 
     fn points(&self, prim: &str, time: Option<f64>) -> Result<Vec<[f32; 3]>> {
         match self.value(prim, "points", time)? {
-            Some(usdf::Value::Vec3fVec(v)) => Ok(v.iter().map(vec3).collect()),
-            Some(usdf::Value::Vec3dVec(v)) => {
-                Ok(v.iter().map(|p| [p.x as f32, p.y as f32, p.z as f32]).collect())
-            }
-            Some(_) => Err(Error::corrupt(format!("{prim}.points is not a point3f[]")).in_file(&self.path)),
+            Some(v) => decode_points(&v).ok_or_else(|| {
+                Error::corrupt(format!("{prim}.points is not a point3f[]")).in_file(&self.path)
+            }),
             None => Err(Error::invalid(format!(
                 "{prim}: no points{}",
                 time.map(|t| format!(" at time code {t}")).unwrap_or_default()
@@ -581,6 +591,11 @@ impl UsdFile {
             },
         };
         let p = self.points(prim, time)?;
+        self.to_world(prim, time, p)
+    }
+
+    /// Positions of `prim`'s local space in world space at `time`.
+    fn to_world(&self, prim: &str, time: Option<f64>, p: Vec<[f32; 3]>) -> Result<Vec<[f32; 3]>> {
         let w = self.world(prim, time)?;
         if w == IDENTITY {
             return Ok(p);
@@ -611,21 +626,10 @@ impl UsdFile {
             .samples
             .get(index)
             .ok_or_else(|| Error::invalid(format!("{prim}: no time sample {index}")).in_file(&self.path))?;
-        let p: Vec<[f32; 3]> = match v {
-            usdf::Value::Vec3fVec(v) => v.iter().map(vec3).collect(),
-            usdf::Value::Vec3dVec(v) => v.iter().map(|p| [p.x as f32, p.y as f32, p.z as f32]).collect(),
-            _ => {
-                return Err(
-                    Error::corrupt(format!("{prim}.points at time code {t} is not a point3f[]"))
-                        .in_file(&self.path),
-                );
-            }
-        };
-        let w = self.world(prim, Some(*t))?;
-        if w == IDENTITY {
-            return Ok(p);
-        }
-        Ok(p.into_iter().map(|q| apply(&w, q)).collect())
+        let p = decode_points(v).ok_or_else(|| {
+            Error::corrupt(format!("{prim}.points at time code {t} is not a point3f[]")).in_file(&self.path)
+        })?;
+        self.to_world(prim, Some(*t), p)
     }
 
     /// A `BasisCurves` prim as strands, in world space at `time`: vertex counts, widths
@@ -633,6 +637,12 @@ impl UsdFile {
     /// and ids (`primvars:groom_id`) where authored.
     pub fn curves(&self, prim: &str, time: Option<f64>) -> Result<Strands> {
         let points = self.world_points(prim, time)?;
+        self.curves_at(prim, points)
+    }
+
+    /// A `BasisCurves` prim's strands around world-space `points` already read (a time
+    /// sample of [`UsdFile::point_samples`], say): topology and attributes as [`UsdFile::curves`].
+    pub fn curves_at(&self, prim: &str, points: Vec<[f32; 3]>) -> Result<Strands> {
         let counts = self
             .ints(prim, "curveVertexCounts")?
             .ok_or_else(|| Error::invalid(format!("{prim}: no curveVertexCounts")).in_file(&self.path))?;
