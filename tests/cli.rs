@@ -544,3 +544,72 @@ fn writing_commands_answer_in_json() {
         .collect();
     assert_eq!(steps, yaml_steps);
 }
+
+/// `tress bench shot --json` at a small size, the neural job alone: the keys a farm report
+/// reads (`seconds`, `peak_memory_gib`), every production stage timed in order, and the
+/// Alembic it reports is the one written (its size, and every frame and strand in it as
+/// `tress inspect` reads it back).
+#[test]
+fn the_shot_benchmark_reports_its_stages_and_writes_its_cache() {
+    let dir = temp_dir("cli-bench-shot");
+    let o = tress(&[
+        "bench",
+        "shot",
+        "--strands",
+        "1500",
+        "--frames",
+        "3",
+        "--shot-job",
+        "neural",
+        "--output",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["strands"].as_u64(), v["frames"].as_u64()),
+        (Some(1500), Some(3))
+    );
+    let stages: Vec<(&str, &str)> = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["job"].as_str().unwrap(), s["stage"].as_str().unwrap()))
+        .collect();
+    let want = ["prepare", "guides", "guide_sim", "upsample", "write"];
+    assert_eq!(stages, want.map(|s| ("neural", s)));
+    let total: f64 = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["seconds"].as_f64().unwrap())
+        .sum();
+    let seconds = v["seconds"].as_f64().unwrap();
+    assert!(
+        total > 0.0 && total <= seconds,
+        "{total} s of stages, {seconds} s in all"
+    );
+    if cfg!(target_os = "linux") {
+        let peak = v["peak_memory_gib"].as_f64().unwrap();
+        assert!(peak > 0.0 && peak < 64.0, "{peak} GiB");
+    }
+    let abc = dir.join("neural/out/hair.abc");
+    assert_eq!(v["abc_bytes"][0][0], "neural/hair.abc");
+    assert_eq!(
+        v["abc_bytes"][0][1].as_u64(),
+        Some(std::fs::metadata(&abc).unwrap().len())
+    );
+    let i = tress(&["inspect", abc.to_str().unwrap(), "--json"]);
+    assert!(i.status.success(), "{}", stderr(&i));
+    let i: serde_json::Value = serde_json::from_str(&stdout(&i)).unwrap();
+    assert_eq!(i["strand_count"], 1500);
+    let curves = i["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["schema"] == "Curves")
+        .unwrap();
+    assert_eq!(curves["samples"], 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}

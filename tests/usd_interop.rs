@@ -33,6 +33,7 @@ fn usd_caches_read_identically_in_pixars_library() {
     let (py, tools) = setup("usd_caches_read_identically_in_pixars_library");
     let dir = common::temp_dir("usd-interop");
     let (abc, usda, tc) = (dir.join("c.abc"), dir.join("c.usda"), dir.join("c.tcache"));
+    let usdc = dir.join("c.usdc");
     let o = common::tress(&[
         "simulate",
         "--groom",
@@ -49,26 +50,48 @@ fn usd_caches_read_identically_in_pixars_library() {
         usda.to_str().unwrap(),
         "-o",
         tc.to_str().unwrap(),
+        "-o",
+        usdc.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", common::stderr(&o));
-    let u = inspect(
+    // The binary layer is the text layer's stage: Pixar's library reads the same metadata,
+    // attributes and time samples from both (positions checked below for each).
+    let text = inspect(
         &py,
         &tools.join("usd_inspect.py"),
         &[usda.to_str().unwrap(), "--max-samples", "100", "--time", "1004"],
     );
-    assert_eq!(u["problems"], serde_json::json!([]), "{u}");
-    assert_eq!(u["warnings"], serde_json::json!([]), "{u}");
-    let st = &u["stage"];
-    assert_eq!(st["up_axis"], "Y");
-    assert_eq!(st["meters_per_unit"], 0.01);
-    assert_eq!(st["time_codes_per_second"], 24.0);
-    assert_eq!(st["start_time_code"], 1001.0);
-    assert_eq!(st["end_time_code"], 1010.0);
-    let curves = &u["curves"][0];
-    assert_eq!(curves["type"], "linear");
-    assert_eq!(curves["point_time_samples"], 10);
-    let names: Vec<&str> = common::strings(&curves["primvars"], "name");
-    assert!(names.contains(&"st") && names.contains(&"groom_id"), "{names:?}");
+    let binary = inspect(
+        &py,
+        &tools.join("usd_inspect.py"),
+        &[usdc.to_str().unwrap(), "--max-samples", "100", "--time", "1004"],
+    );
+    assert_eq!(binary["stage"]["format"], "usdc");
+    assert_eq!(text["stage"]["format"], "usda");
+    let without_file = |v: &Value| {
+        let mut v = v.clone();
+        v.as_object_mut().unwrap().remove("file");
+        v["stage"].as_object_mut().unwrap().remove("format");
+        v
+    };
+    assert_eq!(without_file(&binary), without_file(&text));
+    // Pixar's Sdf exports both layers to the same text: every spec, field and time sample.
+    let interop = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop");
+    let same = inspect(
+        &py,
+        &interop.join("usd_same_layer.py"),
+        &[usdc.to_str().unwrap(), usda.to_str().unwrap()],
+    );
+    assert_eq!(same["formats"], serde_json::json!(["usdc", "usda"]), "{same}");
+    assert_eq!(same["same"], true, "{same}");
+    let (text_bytes, binary_bytes) = (
+        std::fs::metadata(&usda).unwrap().len(),
+        std::fs::metadata(&usdc).unwrap().len(),
+    );
+    assert!(
+        binary_bytes * 2 < text_bytes,
+        "{binary_bytes} B binary, {text_bytes} B text"
+    );
     // The same positions as the Alembic cache, frame by frame, as the official library reads it.
     let a = inspect(
         &py,
@@ -92,24 +115,39 @@ fn usd_caches_read_identically_in_pixars_library() {
                 .unwrap()
         })
         .collect();
-    let usd_hashes: Vec<&str> = common::strings(&curves["samples"], "positions_hash");
-    assert_eq!(usd_hashes.len(), 10);
-    assert_eq!(usd_hashes, abc_hashes);
-    for s in curves["samples"].as_array().unwrap() {
-        assert_eq!(s["velocities"], s["points"]);
+    for u in [text, binary] {
+        assert_eq!(u["problems"], serde_json::json!([]), "{u}");
+        assert_eq!(u["warnings"], serde_json::json!([]), "{u}");
+        let st = &u["stage"];
+        assert_eq!(st["up_axis"], "Y");
+        assert_eq!(st["meters_per_unit"], 0.01);
+        assert_eq!(st["time_codes_per_second"], 24.0);
+        assert_eq!(st["start_time_code"], 1001.0);
+        assert_eq!(st["end_time_code"], 1010.0);
+        let curves = &u["curves"][0];
+        assert_eq!(curves["type"], "linear");
+        assert_eq!(curves["point_time_samples"], 10);
+        let names: Vec<&str> = common::strings(&curves["primvars"], "name");
+        assert!(names.contains(&"st") && names.contains(&"groom_id"), "{names:?}");
+        let usd_hashes: Vec<&str> = common::strings(&curves["samples"], "positions_hash");
+        assert_eq!(usd_hashes.len(), 10);
+        assert_eq!(usd_hashes, abc_hashes);
+        for s in curves["samples"].as_array().unwrap() {
+            assert_eq!(s["velocities"], s["points"]);
+        }
+        // Every point of frame 1004, bit for bit, against tress's own lossless cache.
+        let mut r = tress::formats::tcache::TcacheReader::open(&tc).unwrap();
+        let i = r.frames.iter().position(|f| f.frame == 1004.0).unwrap();
+        let ours: Vec<f32> = r.frame(i).unwrap().into_iter().flatten().collect();
+        let theirs: Vec<f32> = u["points_at"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() as f32)
+            .collect();
+        assert_eq!(ours, theirs);
     }
-    // Every point of frame 1004, bit for bit, against tress's own lossless cache.
-    let mut r = tress::formats::tcache::TcacheReader::open(&tc).unwrap();
-    let i = r.frames.iter().position(|f| f.frame == 1004.0).unwrap();
-    let ours: Vec<f32> = r.frame(i).unwrap().into_iter().flatten().collect();
-    let theirs: Vec<f32> = u["points_at"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap() as f32)
-        .collect();
-    assert_eq!(ours, theirs);
-    // A groom converts to a one-frame layer; a .usdc is refused with advice, leaving nothing.
+    // A groom converts to a one-frame layer; a .usdz is refused with advice, leaving nothing.
     let g = dir.join("g.usd");
     let o = common::tress(&[
         "convert",
@@ -125,14 +163,14 @@ fn usd_caches_read_identically_in_pixars_library() {
     let o = common::tress(&[
         "convert",
         abc.to_str().unwrap(),
-        dir.join("x.usdc").to_str().unwrap(),
+        dir.join("x.usdz").to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(common::stderr(&o).contains(".usda"), "{}", common::stderr(&o));
-    assert!(!dir.join("x.usdc").exists());
+    assert!(common::stderr(&o).contains(".usdc"), "{}", common::stderr(&o));
+    assert!(!dir.join("x.usdz").exists());
 }
 
-/// Blender 5 imports the USD cache as hair curves with every point in place (object space,
+/// Blender 5 imports the USD cache, text and binary, as hair curves with every point in place (object space,
 /// the Y-up stage turned by the object's rotation), at the first and the last frame. Needs a
 /// python with Blender's `bpy` (`../shared/tools/setup.sh --with-blender`) in
 /// TRESS_BLENDER_PYTHON.
@@ -145,7 +183,7 @@ fn blender_imports_usd_caches_as_hair_curves() {
         "a python with Blender's bpy",
     );
     let dir = common::temp_dir("usd-blender");
-    let (usda, tc) = (dir.join("c.usda"), dir.join("c.tcache"));
+    let (usda, usdc, tc) = (dir.join("c.usda"), dir.join("c.usdc"), dir.join("c.tcache"));
     let o = common::tress(&[
         "simulate",
         "--groom",
@@ -159,39 +197,48 @@ fn blender_imports_usd_caches_as_hair_curves() {
         "-o",
         usda.to_str().unwrap(),
         "-o",
+        usdc.to_str().unwrap(),
+        "-o",
         tc.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/blender_usd_import.py");
-    let o = Command::new(bpy).arg(script).arg(&usda).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout);
-    let v: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-    assert_eq!(v["frame_start"], 1001);
-    assert_eq!(v["frame_end"], 1006);
-    let mut r = tress::formats::tcache::TcacheReader::open(&tc).unwrap();
-    for (obj, frame) in v["objects"].as_array().unwrap().iter().zip([0, 5]) {
-        assert_eq!(obj["type"], "CURVES", "{obj}");
-        assert_eq!(obj["curves"], 120);
-        let p = r.frame(frame).unwrap();
-        let mut h = <sha2::Sha256 as sha2::Digest>::new();
-        for q in &p {
-            for c in q {
-                sha2::Digest::update(&mut h, c.to_le_bytes());
+    for layer in [&usda, &usdc] {
+        let o = Command::new(&bpy).arg(&script).arg(layer).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout);
+        let v: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(v["frame_start"], 1001);
+        assert_eq!(v["frame_end"], 1006);
+        let mut r = tress::formats::tcache::TcacheReader::open(&tc).unwrap();
+        for (obj, frame) in v["objects"].as_array().unwrap().iter().zip([0, 5]) {
+            assert_eq!(obj["type"], "CURVES", "{obj}");
+            assert_eq!(obj["curves"], 120);
+            let p = r.frame(frame).unwrap();
+            let mut h = <sha2::Sha256 as sha2::Digest>::new();
+            for q in &p {
+                for c in q {
+                    sha2::Digest::update(&mut h, c.to_le_bytes());
+                }
             }
+            let hex: String = sha2::Digest::finalize(h)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(
+                obj["hash_object_space"],
+                hex[..16],
+                "{}, frame {frame}",
+                layer.display()
+            );
+            let names: Vec<&str> = obj["attributes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap())
+                .collect();
+            assert!(names.contains(&"st") && names.contains(&"velocity"), "{names:?}");
         }
-        let hex: String = sha2::Digest::finalize(h)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert_eq!(obj["hash_object_space"], hex[..16], "frame {frame}");
-        let names: Vec<&str> = obj["attributes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap())
-            .collect();
-        assert!(names.contains(&"st") && names.contains(&"velocity"), "{names:?}");
     }
 }
 

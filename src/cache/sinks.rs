@@ -267,7 +267,7 @@ fn open_sink(
                 path: path.to_path_buf(),
             }))
         }
-        Some("usd" | "usda") => {
+        Some("usd" | "usda" | "usdc") => {
             let (root, name) = usd_prim(&opts.usd_prim)
                 .map_err(|e| crate::error::Error::Invalid(format!("{}: {e}", path.display())))?;
             let spec = UsdSpec {
@@ -286,8 +286,8 @@ fn open_sink(
                 path: path.to_path_buf(),
             }))
         }
-        Some("usdc" | "usdz") => Err(Error::Invalid(format!(
-            "{}: binary USD (.usdc, .usdz) is not written: the openusd crate that builds with this toolchain (0.6.0) writes crate files Pixar's library refuses; write .usda (a text layer every USD tool reads) and convert it with `usdcat hair.usda -o hair.usdc` where USD is installed",
+        Some("usdz") => Err(Error::Invalid(format!(
+            "{}: a USD package (.usdz) is not written; write .usdc (binary) or .usda (text), or package one with `usdzip` where USD is installed",
             path.display()
         ))),
         _ => Err(Error::Invalid(format!(

@@ -97,6 +97,9 @@ pub struct BenchArgs {
     /// shot: frames of the whole-groom training simulation the skinning is fitted on.
     #[arg(long, default_value_t = 24)]
     pub training_frames: usize,
+    /// shot: the jobs to run (repeat the flag) [default: skinning and neural].
+    #[arg(long = "shot-job", value_enum)]
+    pub shot_jobs: Vec<crate::pipeline::shot_bench::ShotJob>,
     /// render: pixels a side of the picture.
     #[arg(long, default_value_t = 1024)]
     pub size: u32,
@@ -402,6 +405,7 @@ fn upsample(a: &BenchArgs) -> Result<()> {
 }
 
 fn shot(a: &BenchArgs) -> Result<()> {
+    use crate::pipeline::shot_bench::ShotJob;
     let size = crate::pipeline::shot_bench::ShotSize {
         strands: if a.strands == 16_000 { 150_000 } else { a.strands },
         points: a.points,
@@ -409,6 +413,11 @@ fn shot(a: &BenchArgs) -> Result<()> {
         frames: a.frames.unwrap_or(100),
         training_frames: a.training_frames,
         threads: a.threads,
+        jobs: if a.shot_jobs.is_empty() {
+            vec![ShotJob::Skinning, ShotJob::Neural]
+        } else {
+            a.shot_jobs.clone()
+        },
     };
     let (dir, temporary) = match &a.output {
         Some(d) => (d.clone(), false),

@@ -14,7 +14,7 @@ pub struct ConvertArgs {
     /// Input groom (.hair, .data, .ply, .abc, .usd/.usda/.usdc, …) or cache (.tcache, .abc, USD,
     /// a PLY sequence with #).
     pub input: PathBuf,
-    /// Output groom or cache; the extension picks the format (.hair, .data, .ply, .abc, .usda,
+    /// Output groom or cache; the extension picks the format (.hair, .data, .ply, .abc, .usda, .usdc,
     /// .tcache, a PLY sequence with #).
     pub output: PathBuf,
     /// Resample every strand to N points, evenly spaced by arc length.

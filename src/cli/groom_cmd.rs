@@ -37,7 +37,7 @@ pub struct EditArgs {
     pub edit: Vec<String>,
     #[command(flatten)]
     pub space: super::InputSpace,
-    /// The edited groom (.hair, .ply, .data, .tfx, .abc, .usda).
+    /// The edited groom (.hair, .ply, .data, .tfx, .abc, .usda, .usdc).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Print what was written as JSON on standard output (`outputs` and a summary).

@@ -99,7 +99,7 @@ pub struct LoadedGroom {
 
 fn unknown(path: &Path) -> Error {
     Error::Invalid(format!(
-        "{}: unknown groom format (known: .hair, .data, .ply, .tfx, .tfxproj, .mss, .abc, .usd/.usda/.usdc/.usdz; writable: .hair, .data, .ply, .tfx, .abc, .usda)",
+        "{}: unknown groom format (known: .hair, .data, .ply, .tfx, .tfxproj, .mss, .abc, .usd/.usda/.usdc/.usdz; writable: .hair, .data, .ply, .tfx, .abc, .usda, .usdc)",
         path.display()
     ))
 }
@@ -281,7 +281,7 @@ fn read_usd(path: &Path, opts: &ReadOptions) -> Result<LoadedGroom> {
 pub fn write_groom(path: &Path, groom: &Groom) -> Result<()> {
     let strands = groom.to_strands();
     let ext = tress_formats::extension(path);
-    if let Some("usd" | "usda") = ext.as_deref() {
+    if let Some("usd" | "usda" | "usdc") = ext.as_deref() {
         // A one-frame USD layer (the rest pose at time code 1).
         let write = || -> tress_formats::Result<()> {
             let spec = tress_formats::usd::UsdSpec {

@@ -26,6 +26,19 @@ pub struct ShotSize {
     /// Frames of the whole-groom training simulation the skinning is fitted on.
     pub training_frames: usize,
     pub threads: usize,
+    /// The jobs run, in order: `skinning` (IDW and static skinning, with the training
+    /// simulation their fit needs) and `neural` (the general model).
+    pub jobs: Vec<ShotJob>,
+}
+
+/// One of the shot's two jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ShotJob {
+    /// IDW and static skinning from 400 guides, fitted on a whole-groom training simulation.
+    Skinning,
+    /// The shipped general neural model on its own guides: no training, no fit.
+    Neural,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -43,7 +56,7 @@ pub struct StageFigure {
 pub struct ShotBench {
     #[serde(flatten)]
     pub size: ShotSize,
-    /// The whole shot, every stage of both jobs.
+    /// The whole shot, every stage of the jobs run.
     pub seconds: f64,
     pub peak_memory_gib: f64,
     /// Whether each stage's peak was measured on its own (the kernel let the peak be reset).
@@ -112,10 +125,11 @@ pub fn run(size: &ShotSize, dir: &Path, progress: &mut (dyn FnMut(&str) + Send))
                 })?;
             }
         }
-        for (name, neural, list) in [
-            ("skinning", false, SKINNING_STAGES),
-            ("neural", true, NEURAL_STAGES),
-        ] {
+        for job in &size.jobs {
+            let (name, neural, list) = match job {
+                ShotJob::Skinning => ("skinning", false, SKINNING_STAGES),
+                ShotJob::Neural => ("neural", true, NEURAL_STAGES),
+            };
             let folder = dir.join(name);
             std::fs::create_dir_all(&folder).map_err(|e| Error::Write {
                 path: folder.clone(),

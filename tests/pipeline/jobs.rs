@@ -399,7 +399,7 @@ fn a_jobs_usd_cache_uses_the_prim_path_it_names() {
     let job = write_job(&dir, "p", "");
     let text = std::fs::read_to_string(&job).unwrap().replace(
         "tcache = true\n",
-        "tcache = true\nusd = true\nusd_prim = \"/shot_010/beard\"\n",
+        "tcache = true\nusd = true\nusdc = true\nusd_prim = \"/shot_010/beard\"\n",
     );
     std::fs::write(&job, &text).unwrap();
     let j = job.to_str().unwrap();
@@ -417,12 +417,28 @@ fn a_jobs_usd_cache_uses_the_prim_path_it_names() {
     let usda = std::fs::read_to_string(dir.join("p/hair.usda")).unwrap();
     assert!(usda.contains("defaultPrim = \"shot_010\""), "{}", &usda[..400]);
     assert!(usda.contains("def Xform \"shot_010\"") && usda.contains("def BasisCurves \"beard\""));
+    // The binary layer holds the same prims and every frame's points (read by `openusd`).
+    let [text_layer, binary] = ["hair.usda", "hair.usdc"]
+        .map(|n| tress::formats::usd::read::UsdFile::open(dir.join("p").join(n)).unwrap());
+    assert_eq!(binary.prims().unwrap(), text_layer.prims().unwrap());
+    let times = binary.sample_times("/shot_010/beard", "points").unwrap();
+    assert_eq!(
+        times,
+        text_layer.sample_times("/shot_010/beard", "points").unwrap()
+    );
+    assert!(times.len() > 1);
+    for t in times {
+        assert_eq!(
+            binary.curves("/shot_010/beard", Some(t)).unwrap(),
+            text_layer.curves("/shot_010/beard", Some(t)).unwrap()
+        );
+    }
     let bad = text.replace("/shot_010/beard", "/shot 010/beard");
     std::fs::write(&job, bad).unwrap();
     let o = common::tress(&["run", j]);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
     let e = common::stderr(&o);
-    assert!(e.contains("usd_prim") && e.contains("p.toml:16:"), "{e}");
+    assert!(e.contains("usd_prim") && e.contains("p.toml:17:"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

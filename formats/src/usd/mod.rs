@@ -1,4 +1,5 @@
-//! USD strand caches as text layers (`.usda`, also written for `.usd`): one `UsdGeomBasisCurves`
+//! USD strand caches as text layers (`.usda`, also written for `.usd`) or binary crate layers
+//! (`.usdc`, [`crate_layer`]): one `UsdGeomBasisCurves`
 //! prim of linear curves with time-sampled `points` and `velocities`, widths, root UVs (`st`),
 //! ids, guide flags and colours as primvars, and the stage metadata DCCs read (`upAxis`,
 //! `metersPerUnit` = 0.01 for centimetres, `timeCodesPerSecond`, start and end time codes).
@@ -13,7 +14,10 @@
 //! as the shortest decimal that reads back to the same `f32`, so a reader gets every point
 //! bit for bit. Checked by Pixar's library (`../shared/tools/usd_inspect.py`).
 
+mod crate_layer;
 pub mod read;
+
+use crate_layer::CrateCurves;
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -26,23 +30,36 @@ use crate::velocity::CentralDifference;
 /// Width of the patched `endTimeCode` field.
 const END_FIELD: usize = 24;
 
-/// Streams an animated strand cache into a USD text layer.
+/// Streams an animated strand cache into a USD layer: text (`.usda`, `.usd`) or binary
+/// (`.usdc`), by the file's extension.
 pub struct UsdWriter {
+    path: PathBuf,
+    points: usize,
+    frames: usize,
+    last_frame: f64,
+    /// Half the widest width: what each frame's bounds grow by.
+    pad: f32,
+    layer: Layer,
+}
+
+enum Layer {
+    Text(Box<TextLayer>),
+    Crate(Box<CrateCurves>),
+}
+
+/// The text layer being written.
+struct TextLayer {
     path: PathBuf,
     file: AtomicFile,
     /// Velocity samples, spooled to a temporary file (never committed) and appended to the
     /// layer at the end.
     velocities: Option<(CentralDifference, AtomicFile)>,
-    points: usize,
     /// Offset of the `endTimeCode` field.
     end_at: u64,
-    frames: usize,
     last_frame: f64,
     line: String,
     /// Each frame's bounds (small: kept until the end).
     extents: Vec<(f64, [[f32; 3]; 2])>,
-    /// Half the widest width: what the bounds grow by.
-    pad: f32,
 }
 
 /// The prim names and provenance of a layer.
@@ -157,7 +174,8 @@ fn spool_velocities(
 }
 
 impl UsdWriter {
-    /// Starts a layer for curves with the topology and attributes of `strands`.
+    /// Starts a layer for curves with the topology and attributes of `strands`: binary when
+    /// `path` ends in `.usdc`, text otherwise.
     pub fn create(path: impl AsRef<Path>, strands: &Strands, spec: &UsdSpec) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         if !identifier(spec.root) || !identifier(spec.name) {
@@ -181,6 +199,90 @@ impl UsdWriter {
             return Err(Error::invalid(format!("frame rate {} is not positive", spec.fps)).in_file(&path));
         }
         strands.validate().map_err(|e| e.in_file(&path))?;
+        let binary = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("usdc"));
+        let layer = if binary {
+            Layer::Crate(Box::new(CrateCurves::create(&path, strands, spec)?))
+        } else {
+            Layer::Text(Box::new(TextLayer::create(&path, strands, spec)?))
+        };
+        let pad = strands
+            .attrs
+            .width
+            .as_ref()
+            .map(|w| 0.5 * attr_values(w).into_iter().fold(0.0f32, f32::max))
+            .unwrap_or(0.0);
+        Ok(UsdWriter {
+            path,
+            points: strands.points.len(),
+            frames: 0,
+            last_frame: f64::NEG_INFINITY,
+            pad,
+            layer,
+        })
+    }
+
+    /// Writes the positions of `frame` (frames must increase).
+    pub fn write_frame(&mut self, frame: f64, positions: &[[f32; 3]]) -> Result<()> {
+        if positions.len() != self.points {
+            return Err(Error::invalid(format!(
+                "frame {frame} has {} points where {} are expected",
+                positions.len(),
+                self.points
+            ))
+            .in_file(&self.path));
+        }
+        if !(frame.is_finite() && frame > self.last_frame) {
+            return Err(
+                Error::invalid(format!("frame {frame} does not follow frame {}", self.last_frame))
+                    .in_file(&self.path),
+            );
+        }
+        if positions.iter().flatten().any(|v| !v.is_finite()) {
+            return Err(
+                Error::invalid(format!("frame {frame} holds non-finite positions")).in_file(&self.path),
+            );
+        }
+        let extent = extent(positions, self.pad);
+        match &mut self.layer {
+            Layer::Text(t) => t.write_frame(frame, positions, extent),
+            Layer::Crate(c) => c.write_frame(frame, positions, extent),
+        }?;
+        self.frames += 1;
+        self.last_frame = frame;
+        Ok(())
+    }
+
+    /// Completes the layer and renames it into place.
+    pub fn finish(self) -> Result<PathBuf> {
+        if self.frames == 0 {
+            return Err(Error::invalid("a cache needs at least one frame").in_file(&self.path));
+        }
+        match self.layer {
+            Layer::Text(t) => t.finish(),
+            Layer::Crate(c) => c.finish(),
+        }
+    }
+}
+
+/// The points' bounds grown by `pad` (zero for no points).
+fn extent(positions: &[[f32; 3]], pad: f32) -> [[f32; 3]; 2] {
+    if positions.is_empty() {
+        return [[0.0; 3]; 2];
+    }
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for p in positions {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    [lo.map(|v| v - pad), hi.map(|v| v + pad)]
+}
+
+impl TextLayer {
+    fn create(path: &Path, strands: &Strands, spec: &UsdSpec) -> Result<Self> {
+        let path = path.to_path_buf();
         let mut file = AtomicFile::create(&path)?;
         let mut h = String::new();
         h.push_str("#usda 1.0\n(\n");
@@ -269,65 +371,24 @@ impl UsdWriter {
         } else {
             None
         };
-        let pad = a
-            .width
-            .as_ref()
-            .map(|w| 0.5 * attr_values(w).into_iter().fold(0.0f32, f32::max))
-            .unwrap_or(0.0);
-        Ok(UsdWriter {
+        Ok(TextLayer {
             path,
             file,
             velocities,
-            points: strands.points.len(),
             end_at,
-            frames: 0,
             last_frame: f64::NEG_INFINITY,
             line: String::new(),
             extents: Vec::new(),
-            pad,
         })
     }
 
-    /// Writes the positions of `frame` (frames must increase).
-    pub fn write_frame(&mut self, frame: f64, positions: &[[f32; 3]]) -> Result<()> {
-        if positions.len() != self.points {
-            return Err(Error::invalid(format!(
-                "frame {frame} has {} points where {} are expected",
-                positions.len(),
-                self.points
-            ))
-            .in_file(&self.path));
-        }
-        if !(frame.is_finite() && frame > self.last_frame) {
-            return Err(
-                Error::invalid(format!("frame {frame} does not follow frame {}", self.last_frame))
-                    .in_file(&self.path),
-            );
-        }
-        if positions.iter().flatten().any(|v| !v.is_finite()) {
-            return Err(
-                Error::invalid(format!("frame {frame} holds non-finite positions")).in_file(&self.path),
-            );
-        }
+    fn write_frame(&mut self, frame: f64, positions: &[[f32; 3]], extent: [[f32; 3]; 2]) -> Result<()> {
         self.line.clear();
         self.line.push_str(&format!("            {}: ", time(frame)));
         tuples(&mut self.line, positions);
         self.line.push_str(",\n");
         self.file.write_all(self.line.as_bytes()).in_file(&self.path)?;
-        let mut lo = [f32::INFINITY; 3];
-        let mut hi = [f32::NEG_INFINITY; 3];
-        for p in positions {
-            for k in 0..3 {
-                lo[k] = lo[k].min(p[k]);
-                hi[k] = hi[k].max(p[k]);
-            }
-        }
-        if positions.is_empty() {
-            (lo, hi) = ([0.0; 3], [0.0; 3]);
-        }
-        self.extents
-            .push((frame, [lo.map(|v| v - self.pad), hi.map(|v| v + self.pad)]));
-        self.frames += 1;
+        self.extents.push((frame, extent));
         self.last_frame = frame;
         if let Some((d, spool)) = &mut self.velocities
             && let Some((at, _, v)) = d.push(frame, positions)
@@ -337,11 +398,7 @@ impl UsdWriter {
         Ok(())
     }
 
-    /// Completes the layer and renames it into place.
-    pub fn finish(mut self) -> Result<PathBuf> {
-        if self.frames == 0 {
-            return Err(Error::invalid("a cache needs at least one frame").in_file(&self.path));
-        }
+    fn finish(mut self: Box<Self>) -> Result<PathBuf> {
         if let Some((d, spool)) = &mut self.velocities
             && let Some((at, _, v)) = d.finish()
         {
@@ -457,6 +514,105 @@ mod tests {
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
             1,
+            "temporary files left"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The same cache written as a binary and as a text layer, both read back by the
+    /// `openusd` crate (an implementation of its own, independent of the writers): the same
+    /// stage metadata, prims, curves, attributes and every time sample of points, velocities and
+    /// extents, and the points bit for bit as given. Frames 1001–1200: more than the 255 an
+    /// 8-bit delta holds in the tables.
+    #[test]
+    fn a_binary_layer_reads_back_as_its_text_layer() {
+        let dir = std::env::temp_dir().join(format!("tress-usdc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let strands = Strands::new(
+            vec![
+                [0.0, 0.0, 0.0],
+                [0.0, 1.0, 0.0],
+                [1.0, 0.0, 0.0],
+                [1.0, 1.5, 0.1],
+                [2.0, 0.5, 0.3],
+            ],
+            vec![2, 3],
+            StrandAttrs {
+                width: Some(Attr::PerVertex(vec![0.01, 0.02, 0.03, 0.02, 0.01])),
+                color: Some(Attr::PerStrand(vec![[0.5, 0.25, 0.125], [0.1, 0.2, 0.3]])),
+                transparency: Some(Attr::Constant(0.25)),
+                root_uv: Some(vec![[0.25, 0.5], [0.75, 0.5]]),
+                id: Some(vec![7, 9]),
+                guide: Some(vec![true, false]),
+            },
+        )
+        .unwrap();
+        let spec = UsdSpec {
+            root: "character",
+            name: "beard",
+            doc: "a test \"doc\"",
+            fps: 25.0,
+            start_frame: 1001.0,
+            velocities: true,
+            meters_per_unit: 1.0,
+            up_axis: 'Z',
+        };
+        let frame = |f: usize| -> Vec<[f32; 3]> {
+            strands
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, q)| {
+                    [
+                        q[0] + 0.1 * f as f32,
+                        q[1] * (1.0 + (f + i) as f32 * 1e-3).sin(),
+                        q[2] / 3.0,
+                    ]
+                })
+                .collect()
+        };
+        let files = ["c.usdc", "c.usda"].map(|n| dir.join(n));
+        for path in &files {
+            let mut w = UsdWriter::create(path, &strands, &spec).unwrap();
+            for f in 0..200 {
+                w.write_frame(1001.0 + f as f64, &frame(f)).unwrap();
+            }
+            w.finish().unwrap();
+        }
+        assert_eq!(&std::fs::read(&files[0]).unwrap()[..8], b"PXR-USDC");
+        let [binary, text] = files.map(|p| read::UsdFile::open(p).unwrap());
+        assert_eq!(binary.info().unwrap(), text.info().unwrap());
+        assert_eq!(binary.info().unwrap().end_time_code, Some(1200.0));
+        assert_eq!(binary.prims().unwrap(), text.prims().unwrap());
+        let prim = "/character/beard";
+        for attr in ["points", "velocities", "extent"] {
+            let times = binary.sample_times(prim, attr).unwrap();
+            assert_eq!(times.len(), 200, "{attr}");
+            assert_eq!(times, text.sample_times(prim, attr).unwrap(), "{attr}");
+        }
+        for f in [0, 1, 137, 199] {
+            let t = Some(1001.0 + f as f64);
+            let b = binary.curves(prim, t).unwrap();
+            assert_eq!(b, text.curves(prim, t).unwrap(), "frame {f}");
+            assert_eq!(b.points, frame(f), "frame {f}");
+            assert_eq!(b.attrs.id, Some(vec![7, 9]));
+            for attr in [
+                "velocities",
+                "extent",
+                "primvars:displayOpacity",
+                "primvars:groom_guide",
+                "type",
+            ] {
+                assert_eq!(
+                    binary.value(prim, attr, t).unwrap(),
+                    text.value(prim, attr, t).unwrap(),
+                    "{attr} at frame {f}"
+                );
+            }
+        }
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            2,
             "temporary files left"
         );
         let _ = std::fs::remove_dir_all(&dir);

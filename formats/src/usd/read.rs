@@ -418,7 +418,7 @@ impl UsdFile {
             .collect())
     }
 
-    fn value(&self, prim: &str, attr: &str, time: Option<f64>) -> Result<Option<usdf::Value>> {
+    pub(crate) fn value(&self, prim: &str, attr: &str, time: Option<f64>) -> Result<Option<usdf::Value>> {
         let p = usdf::path(prim).map_err(|e| Error::invalid(format!("prim path {prim:?}: {e}")))?;
         let a = self.stage.prim(p).attribute(attr);
         guarded(&self.path, &format!("{prim}.{attr}"), || match time {

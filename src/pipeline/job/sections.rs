@@ -259,13 +259,16 @@ pub struct OutputSpec {
     pub ply: bool,
     /// `hair.usda`: a USD layer (BasisCurves, time-sampled points).
     pub usd: bool,
+    /// `hair.usdc`: the same layer in USD's binary (crate) format.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub usdc: bool,
     /// `gt.abc`: the full simulation as Alembic too.
     pub ground_truth_abc: bool,
     /// Units of the Alembic, USD and PLY outputs: "cm" (tress's), "m" or "mm".
     pub units: crate::cache::Units,
     /// Their up axis: "y" (tress's) or "z".
     pub up: crate::groom::UpAxis,
-    /// The curves prim of `hair.usda`: "/ROOT/NAME" (an Xform, the stage's default prim, and the
+    /// The curves prim of `hair.usda` and `hair.usdc`: "/ROOT/NAME" (an Xform, the stage's default prim, and the
     /// BasisCurves under it), so several grooms of a shot can be layered into one stage.
     pub usd_prim: String,
 }
@@ -277,6 +280,7 @@ impl Default for OutputSpec {
             tcache: false,
             ply: false,
             usd: false,
+            usdc: false,
             ground_truth_abc: false,
             units: crate::cache::Units::Cm,
             up: crate::groom::UpAxis::Y,

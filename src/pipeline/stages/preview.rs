@@ -39,7 +39,8 @@ struct Key<'a> {
 
 impl Stage for Preview {
     fn info(&self) -> Info {
-        Info::new(NAME, "Contact sheets and side-by-side comparisons")
+        // 2: upsample 2's results.
+        Info::new(NAME, "Contact sheets and side-by-side comparisons").version(2)
     }
 
     fn upstream(&self, job: &Job) -> Vec<&'static str> {

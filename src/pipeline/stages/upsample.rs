@@ -39,11 +39,14 @@ struct Key<'a> {
 
 impl Stage for Upsample {
     fn info(&self) -> Info {
+        // 2: the collision clean-up's second walk only on strands the first one pushed (the
+        // others' points move by rounding).
         Info::new(
             NAME,
             "The whole groom from the guides, every method (per chunk of frames)",
         )
         .chunked()
+        .version(2)
     }
 
     fn upstream(&self, _: &Job) -> Vec<&'static str> {

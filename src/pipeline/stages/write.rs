@@ -1,5 +1,5 @@
 //! `write`: the first row's upsampled groom as the job's caches — `hair.abc` (and
-//! `hair.tcache`, `hair.usda`, `ply/hair.####.ply` as asked) — and the ground truth as
+//! `hair.tcache`, `hair.usda`, `hair.usdc`, `ply/hair.####.ply` as asked) — and the ground truth as
 //! `gt.abc` when asked.
 
 use serde::Serialize;
@@ -15,6 +15,7 @@ pub const NAME: &str = "write";
 pub const HAIR_ABC: Artefact = Artefact::new(NAME, "hair.abc");
 pub const HAIR_TCACHE: Artefact = Artefact::new(NAME, "hair.tcache");
 pub const HAIR_USD: Artefact = Artefact::new(NAME, "hair.usda");
+pub const HAIR_USDC: Artefact = Artefact::new(NAME, "hair.usdc");
 /// The PLY sequence's pattern.
 pub const HAIR_PLY: Artefact = Artefact::new(NAME, "ply/hair.####.ply");
 pub const GT_ABC: Artefact = Artefact::new(NAME, "gt.abc");
@@ -29,8 +30,8 @@ struct Key<'a> {
 
 impl Stage for Write {
     fn info(&self) -> Info {
-        // 2: USD caches carry a time-sampled extent.
-        Info::new(NAME, "Alembic / tcache / PLY outputs").version(2)
+        // 2: USD caches carry a time-sampled extent; 3: upsample 2's results.
+        Info::new(NAME, "Alembic / tcache / PLY outputs").version(3)
     }
 
     fn upstream(&self, job: &Job) -> Vec<&'static str> {
@@ -79,6 +80,7 @@ impl Stage for Write {
             (job.outputs.abc, HAIR_ABC, &opts),
             (job.outputs.tcache, HAIR_TCACHE, &own),
             (job.outputs.usd, HAIR_USD, &opts),
+            (job.outputs.usdc, HAIR_USDC, &opts),
         ]
         .into_iter()
         .filter(|(on, _, _)| *on)
