@@ -579,7 +579,17 @@ mod tests {
             }
             w.finish().unwrap();
         }
-        assert_eq!(&std::fs::read(&files[0]).unwrap()[..8], b"PXR-USDC");
+        let bytes = std::fs::read(&files[0]).unwrap();
+        assert_eq!(&bytes[..8], b"PXR-USDC");
+        // Deterministic: the same cache gives the same bytes.
+        let again = dir.join("again.usdc");
+        let mut w = UsdWriter::create(&again, &strands, &spec).unwrap();
+        for f in 0..200 {
+            w.write_frame(1001.0 + f as f64, &frame(f)).unwrap();
+        }
+        w.finish().unwrap();
+        assert!(std::fs::read(&again).unwrap() == bytes, "two writes differ");
+        std::fs::remove_file(&again).unwrap();
         let [binary, text] = files.map(|p| read::UsdFile::open(p).unwrap());
         assert_eq!(binary.info().unwrap(), text.info().unwrap());
         assert_eq!(binary.info().unwrap().end_time_code, Some(1200.0));
