@@ -1,6 +1,6 @@
 //! The neural interpolator behind the upsampling seam: each frame, the guides go onto the uv grid,
-//! W_θ predicts ω (000 Eq. 2), L blends the 16 neighbourhood guides (Eq. 3; as they are or
-//! carrying the particle's rest offset, [`super::carry`]), and the grid comes
+//! W_θ predicts ω (000 Eq. 2), L blends the 16 neighbourhood guides (Eq. 3, on the CPU; as they
+//! are or carrying the particle's rest offset, [`super::carry`]), and the grid comes
 //! back to the groom's strands ([`crate::neural::grid::UvGrid::scatter`]). The rest features are
 //! computed once. Guides keep their simulated positions; every other strand gets its rest segment
 //! lengths back by follow-the-leader ([`crate::sim::inextensible`]). A model with a fine-scale
@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use burn::prelude::*;
 use glam::Vec3;
 
-use super::carry::{Blend, candidates};
-use super::model::{NEIGHBORS, RestFeatures, WeightNet, interpolate};
+use super::carry::{Blend, blend_frame};
+use super::model::{NEIGHBORS, RestFeatures, WeightNet};
 use super::train::InterpConfig;
 use crate::error::{Error, Result};
 use crate::groom::Groom;
@@ -146,23 +146,33 @@ impl<B: Backend> NeuralInterpolator<B> {
         let flat = g;
         let g = Tensor::<B, 5>::from_data(TensorData::new(flat.clone(), [1, m, m, w, 3]), &self.dev);
         let om = self.net.weights(&self.rest, channels_first(g.clone()));
-        let hood = candidates(
+        self.last = Some(om.clone());
+        self.last_weights = std::sync::OnceLock::new();
+        // Eq. 3 on the CPU from ω read back: the same blend as the tensors', without their 16
+        // strided copies of the grid (`carry::blend_frame`).
+        let omega: Vec<f32> = om.into_data().to_vec().expect("f32");
+        let mut s = blend_frame(
             self.blend,
-            g.clone(),
+            &omega,
             &flat,
+            spec.n,
             spec.stride,
+            w,
             &self.rest_net,
             &self.rest_guides,
         );
-        self.last = Some(om.clone());
-        self.last_weights = std::sync::OnceLock::new();
-        let mut s = interpolate(om, hood);
         if let Some(f) = &self.displace {
-            s = s + f
+            let d: Vec<f32> = f
                 .forward(self.rest.coarse.clone(), channels_first(g))
-                .permute([0, 2, 3, 4, 1]);
+                .permute([0, 2, 3, 4, 1])
+                .into_data()
+                .to_vec()
+                .expect("f32");
+            for (x, dx) in s.iter_mut().zip(d) {
+                *x += dx;
+            }
         }
-        s.into_data().to_vec().expect("f32")
+        s
     }
 }
 

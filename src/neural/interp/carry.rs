@@ -115,6 +115,73 @@ pub fn candidates<B: Backend>(
     }
 }
 
+/// Eq. 3 for one frame on the CPU, without building the candidates: s_p = Σ_q ω_pq c_pq with
+/// the candidates c_pq of `blend` ([`candidates`], the same formulas), `omega` as W_θ gives it
+/// `[16, size, size, w]`, `guides` `[m, m, w, 3]`, `rest` `[size, size, w, 3]` and
+/// `rest_guides` `[m, m, w, 3]` (network units); returns `[size, size, w, 3]`. Inference's
+/// path: the tensor one ([`super::model::interpolate`] of the candidates) permutes and strides
+/// 16 copies of the grid, this one reads each guide particle where it lies. Each particle's
+/// sum runs in the same order on any thread count.
+#[allow(clippy::too_many_arguments)]
+pub fn blend_frame(
+    blend: Blend,
+    omega: &[f32],
+    guides: &[f32],
+    size: usize,
+    stride: usize,
+    w: usize,
+    rest: &[f32],
+    rest_guides: &[f32],
+) -> Vec<f32> {
+    use rayon::prelude::*;
+    let m = size / stride;
+    let at = |v: &[f32], i: usize| Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
+    // Per guide particle: the rotation that carries a rest offset (identity unturned).
+    let rot: Vec<Quat> = match blend {
+        Blend::Carried => {
+            let mut rot = Vec::with_capacity(m * m * w);
+            let mut r = Vec::with_capacity(w);
+            for g in 0..m * m {
+                let strand = |v: &[f32]| -> Vec<Vec3> { (0..w).map(|k| at(v, g * w + k)).collect() };
+                transport(&strand(rest_guides), &strand(guides), &mut r);
+                rot.extend_from_slice(&r);
+            }
+            rot
+        }
+        Blend::Offsets | Blend::Positions => Vec::new(),
+    };
+    let idx = |a: usize, d: usize| ((a / stride) as i64 - 1 + d as i64).clamp(0, m as i64 - 1) as usize;
+    let plane = size * size * w;
+    let mut out = vec![0.0f32; plane * 3];
+    out.par_chunks_mut(size * w * 3).enumerate().for_each(|(a, row)| {
+        for b in 0..size {
+            for k in 0..w {
+                let cell = (a * size + b) * w + k;
+                let p = if blend == Blend::Positions {
+                    Vec3::ZERO
+                } else {
+                    at(rest, cell)
+                };
+                let mut s = Vec3::ZERO;
+                for di in 0..4 {
+                    for dj in 0..4 {
+                        let gp = (idx(a, di) * m + idx(b, dj)) * w + k;
+                        let c = match blend {
+                            Blend::Positions => at(guides, gp),
+                            Blend::Offsets => at(guides, gp) + (p - at(rest_guides, gp)),
+                            Blend::Carried => at(guides, gp) + rot[gp] * (p - at(rest_guides, gp)),
+                        };
+                        s += omega[(di * 4 + dj) * plane + cell] * c;
+                    }
+                }
+                let o = (b * w + k) * 3;
+                row[o..o + 3].copy_from_slice(&s.to_array());
+            }
+        }
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,6 +333,49 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The CPU blend is Eq. 3 of the candidates as the tensors compute it, for every blend: the
+    /// same grid to rounding, from weights that are not one-hot (a softmax of noise) and guides
+    /// that bend and shift differently.
+    #[test]
+    fn the_cpu_blend_is_the_tensor_blend_of_the_candidates() {
+        use super::super::model::interpolate;
+        let (size, k, w) = (12, 4, 6);
+        let (rest, rg) = window(size, k, w, 1.0);
+        let m = size / k;
+        let mut g = rg.clone();
+        for gi in 0..m * m {
+            for i in 0..w {
+                g[(gi * w + i) * 3] += 0.05 * (gi as f32 + 1.0) * i as f32;
+                g[(gi * w + i) * 3 + 2] -= 0.02 * (gi % 3) as f32 * (i * i) as f32;
+            }
+        }
+        let dev = Default::default();
+        let omega = burn::tensor::activation::softmax(
+            Tensor::<B, 5>::random(
+                [1, NEIGHBORS, size, size, w],
+                burn::tensor::Distribution::Normal(0.0, 2.0),
+                &dev,
+            ),
+            1,
+        );
+        let om: Vec<f32> = omega.clone().into_data().to_vec().unwrap();
+        let gt = Tensor::<B, 5>::from_data(TensorData::new(g.clone(), [1, m, m, w, 3]), &dev);
+        for blend in [Blend::Positions, Blend::Offsets, Blend::Carried] {
+            let want: Vec<f32> = interpolate(omega.clone(), candidates(blend, gt.clone(), &g, k, &rest, &rg))
+                .into_data()
+                .to_vec()
+                .unwrap();
+            let got = blend_frame(blend, &om, &g, size, k, w, &rest, &rg);
+            assert_eq!(got.len(), want.len());
+            let worst = got
+                .iter()
+                .zip(&want)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0f32, f32::max);
+            assert!(worst < 1e-5, "{blend:?}: {worst}");
         }
     }
 }
