@@ -35,7 +35,7 @@ const VERSION: [u8; 3] = [0, 8, 0];
 const BOOTSTRAP: usize = 88;
 
 /// Value types of the crate format (Pixar's `crateDataTypes.h`).
-pub(crate) mod ty {
+mod ty {
     pub const INT: u64 = 3;
     pub const FLOAT: u64 = 8;
     pub const DOUBLE: u64 = 9;
@@ -52,7 +52,7 @@ pub(crate) mod ty {
 
 /// Spec types (`SdfSpecType`).
 #[derive(Clone, Copy)]
-pub(crate) enum SpecKind {
+enum SpecKind {
     Attribute = 1,
     Prim = 6,
     PseudoRoot = 7,
@@ -60,7 +60,7 @@ pub(crate) enum SpecKind {
 
 /// A value's 64-bit reference: type, flags and payload (an offset or an inlined value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Rep(pub u64);
+struct Rep(u64);
 
 impl Rep {
     fn new(ty: u64, array: bool, inlined: bool, payload: u64) -> Rep {
@@ -84,7 +84,7 @@ type Spec = (usize, SpecKind, Vec<(u32, Rep)>);
 
 /// A crate layer being written: the values go to the file as they are given, the specs and
 /// tables are kept (small) until [`CrateLayer::finish`].
-pub(crate) struct CrateLayer {
+struct CrateLayer {
     path: PathBuf,
     file: AtomicFile,
     pos: u64,
@@ -393,7 +393,7 @@ fn compressed(out: &mut Vec<u8>, data: &[u8]) {
 /// Pixar's integer coding of 32-bit integers: the most common delta from the previous value
 /// (4 bytes), 2 bits per integer (0: that delta, 1/2/3: an 8/16/32-bit delta follows), then
 /// the other deltas.
-pub(crate) fn encode_ints(values: &[i32]) -> Vec<u8> {
+fn encode_ints(values: &[i32]) -> Vec<u8> {
     let mut deltas = Vec::with_capacity(values.len());
     let mut prev = 0i32;
     for &v in values {
@@ -434,7 +434,7 @@ pub(crate) fn encode_ints(values: &[i32]) -> Vec<u8> {
 
 /// A strand cache as a crate layer: the same prims, attributes and metadata as the text layer
 /// ([`super::UsdWriter`]), each frame's `points` and `velocities` written as they come.
-pub(crate) struct CrateCurves {
+pub(super) struct CrateCurves {
     layer: CrateLayer,
     root: String,
     name: String,

@@ -189,6 +189,21 @@ mod tests {
 
     type B = Flex;
 
+    /// Guides `rest_guides` (`w` particles each) swayed along x by an amount of each guide's own
+    /// (and, with `bend`, curved along z by another).
+    fn swayed(rest_guides: &[f32], w: usize, bend: bool) -> Vec<f32> {
+        let mut g = rest_guides.to_vec();
+        for gi in 0..rest_guides.len() / (3 * w) {
+            for i in 0..w {
+                g[(gi * w + i) * 3] += 0.05 * (gi as f32 + 1.0) * i as f32;
+                if bend {
+                    g[(gi * w + i) * 3 + 2] -= 0.02 * (gi % 3) as f32 * (i * i) as f32;
+                }
+            }
+        }
+        g
+    }
+
     /// A window of strands (roots on a plane), bent by `bend`, its guides every `k` cells.
     fn window(size: usize, k: usize, w: usize, bend: f32) -> (Vec<f32>, Vec<f32>) {
         let mut rest = Vec::new();
@@ -293,12 +308,7 @@ mod tests {
         let (rest, rg) = window(size, k, w, 1.0);
         // Guides bent differently: guide (i, j) sways along x by an amount of its own.
         let m = size / k;
-        let mut g = rg.clone();
-        for gi in 0..m * m {
-            for i in 0..w {
-                g[(gi * w + i) * 3] += 0.05 * (gi as f32 + 1.0) * i as f32;
-            }
-        }
+        let g = swayed(&rg, w, false);
         let gt = Tensor::<B, 5>::from_data(TensorData::new(g.clone(), [1, m, m, w, 3]), &Default::default());
         let pos: Vec<f32> = candidates(Blend::Positions, gt.clone(), &g, k, &rest, &rg)
             .into_data()
@@ -345,13 +355,7 @@ mod tests {
         let (size, k, w) = (12, 4, 6);
         let (rest, rg) = window(size, k, w, 1.0);
         let m = size / k;
-        let mut g = rg.clone();
-        for gi in 0..m * m {
-            for i in 0..w {
-                g[(gi * w + i) * 3] += 0.05 * (gi as f32 + 1.0) * i as f32;
-                g[(gi * w + i) * 3 + 2] -= 0.02 * (gi % 3) as f32 * (i * i) as f32;
-            }
-        }
+        let g = swayed(&rg, w, true);
         let dev = Default::default();
         let omega = burn::tensor::activation::softmax(
             Tensor::<B, 5>::random(
