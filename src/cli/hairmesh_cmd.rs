@@ -132,7 +132,8 @@ pub struct SimulateArgs {
     /// Cell size (cm) of head mesh distance grids.
     #[arg(long, default_value_t = 0.2)]
     pub sdf_cell: f32,
-    /// Outputs: .abc, .tcache, or a PLY sequence pattern (hair.####.ply); repeat for several.
+    /// Outputs: .abc, .tcache, USD (.usda or .usd text, .usdc binary), or a PLY sequence pattern
+    /// (hair.####.ply); repeat for several.
     #[arg(short, long, required = true)]
     pub output: Vec<PathBuf>,
     /// Also write the mesh at rest (.obj + .hairmesh), e.g. the one built from the groom.

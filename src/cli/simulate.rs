@@ -120,7 +120,8 @@ pub struct SimulateArgs {
     /// Continue from the checkpoint in the work folder (same inputs and options).
     #[arg(long)]
     pub resume: bool,
-    /// Outputs: .abc, .tcache, or a PLY sequence pattern (hair.####.ply); repeat for several.
+    /// Outputs: .abc, .tcache, USD (.usda or .usd text, .usdc binary), or a PLY sequence pattern
+    /// (hair.####.ply); repeat for several.
     #[arg(short, long, required = true)]
     pub output: Vec<PathBuf>,
     /// Print the result as JSON on standard output (errors too: {"error", "exit_code"}).

@@ -55,7 +55,8 @@ pub struct UpsampleArgs {
     /// PLY sequence guides: frames per second.
     #[arg(long, default_value_t = 24.0)]
     pub fps: f64,
-    /// Output cache: .abc, .tcache or a PLY sequence pattern.
+    /// Output cache: .abc, .tcache, USD (.usda or .usd text, .usdc binary) or a PLY sequence
+    /// pattern.
     #[arg(short, long)]
     pub output: PathBuf,
     /// Print what was written as JSON on standard output (`outputs` and a summary).
