@@ -237,12 +237,11 @@ impl UsdWriter {
                     .in_file(&self.path),
             );
         }
-        if positions.iter().flatten().any(|v| !v.is_finite()) {
+        let Some(extent) = extent(positions, self.pad) else {
             return Err(
                 Error::invalid(format!("frame {frame} holds non-finite positions")).in_file(&self.path),
             );
-        }
-        let extent = extent(positions, self.pad);
+        };
         match &mut self.layer {
             Layer::Text(t) => t.write_frame(frame, positions, extent),
             Layer::Crate(c) => c.write_frame(frame, positions, extent),
@@ -264,20 +263,23 @@ impl UsdWriter {
     }
 }
 
-/// The points' bounds grown by `pad` (zero for no points).
-fn extent(positions: &[[f32; 3]], pad: f32) -> [[f32; 3]; 2] {
+/// The points' bounds grown by `pad` (zero for no points), or None when a coordinate is not
+/// finite: one pass over the frame for both.
+fn extent(positions: &[[f32; 3]], pad: f32) -> Option<[[f32; 3]; 2]> {
     if positions.is_empty() {
-        return [[0.0; 3]; 2];
+        return Some([[0.0; 3]; 2]);
     }
     let mut lo = [f32::INFINITY; 3];
     let mut hi = [f32::NEG_INFINITY; 3];
+    let mut finite = true;
     for p in positions {
         for k in 0..3 {
+            finite &= p[k].is_finite();
             lo[k] = lo[k].min(p[k]);
             hi[k] = hi[k].max(p[k]);
         }
     }
-    [lo.map(|v| v - pad), hi.map(|v| v + pad)]
+    finite.then(|| [lo.map(|v| v - pad), hi.map(|v| v + pad)])
 }
 
 impl TextLayer {

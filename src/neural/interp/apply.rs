@@ -14,7 +14,7 @@ use burn::prelude::*;
 use glam::Vec3;
 
 use super::carry::{Blend, blend_frame};
-use super::model::{NEIGHBORS, RestFeatures, WeightNet};
+use super::model::{NEIGHBORS, RestFeatures, WeightNet, neighbour};
 use super::train::InterpConfig;
 use crate::error::{Error, Result};
 use crate::groom::Groom;
@@ -35,10 +35,9 @@ pub struct NeuralInterpolator<B: Backend = Cpu> {
     dev: B::Device,
     /// Layout slot of guide (i, j), row-major.
     guide_slots: Vec<usize>,
-    /// The last frame's ω `[1, 16, n, n, w]`, and the same read back as [cell][w][16] the first
-    /// time [`Interpolator::weights`] asks for it.
-    last: Option<Tensor<B, 5>>,
-    last_weights: std::sync::OnceLock<Vec<f32>>,
+    /// The last frame's ω `[16, n, n, w]`, read back for the blend (what
+    /// [`Interpolator::weights`] gives).
+    last: Option<Vec<f32>>,
     /// Rest segment lengths per particle (inextensibility after the transfer back).
     segments: Vec<f32>,
     /// What L blends, and the rest grid and rest guides (network units) it carries from.
@@ -83,7 +82,6 @@ impl<B: Backend> NeuralInterpolator<B> {
             dev,
             guide_slots,
             last: None,
-            last_weights: std::sync::OnceLock::new(),
             segments: crate::sim::inextensible::rest_segments(&layout.rest, &layout.counts),
             layout,
             blend: cfg.net.blend,
@@ -130,8 +128,9 @@ impl<B: Backend> NeuralInterpolator<B> {
         &self.layout.guides
     }
 
-    /// The grid after Eq. 3 for one frame of guides (head frame, slot order), network units.
-    fn grid_frame(&mut self, guides: &[Vec3]) -> Vec<f32> {
+    /// The guides of one frame (head frame, slot order) on the guide lattice `[m, m, w, 3]`,
+    /// network units.
+    fn guide_grid(&self, guides: &[Vec3]) -> Vec<f32> {
         let spec = self.grid.spec;
         let (m, w) = (spec.guides_per_side(), spec.points);
         let mut g = Vec::with_capacity(m * m * w * 3);
@@ -143,11 +142,16 @@ impl<B: Backend> NeuralInterpolator<B> {
                 .resample_strand(s, self.layout.guide(slot, guides), &mut tmp);
             g.extend(tmp.iter().flat_map(|p| self.grid.to_net(*p)));
         }
-        let flat = g;
+        g
+    }
+
+    /// The grid after Eq. 3 for one frame of guides (head frame, slot order), network units.
+    fn grid_frame(&mut self, guides: &[Vec3]) -> Vec<f32> {
+        let spec = self.grid.spec;
+        let (m, w) = (spec.guides_per_side(), spec.points);
+        let flat = self.guide_grid(guides);
         let g = Tensor::<B, 5>::from_data(TensorData::new(flat.clone(), [1, m, m, w, 3]), &self.dev);
         let om = self.net.weights(&self.rest, channels_first(g.clone()));
-        self.last = Some(om.clone());
-        self.last_weights = std::sync::OnceLock::new();
         // Eq. 3 on the CPU from ω read back: the same blend as the tensors', without their 16
         // strided copies of the grid (`carry::blend_frame`).
         let omega: Vec<f32> = om.into_data().to_vec().expect("f32");
@@ -172,6 +176,7 @@ impl<B: Backend> NeuralInterpolator<B> {
                 *x += dx;
             }
         }
+        self.last = Some(omega);
         s
     }
 }
@@ -236,20 +241,12 @@ where
 
     fn weights(&self, s: usize, out: &mut Vec<(u32, Vec<f32>)>) {
         out.clear();
-        let Some(last) = &self.last else {
+        let Some(omega) = &self.last else {
             return;
         };
         if self.layout.is_guide(s) {
             return;
         }
-        // ω as [cell][w][16], read back once per frame.
-        let omega = self.last_weights.get_or_init(|| {
-            last.clone()
-                .permute([0, 2, 3, 4, 1])
-                .into_data()
-                .to_vec()
-                .expect("f32")
-        });
         let spec = self.grid.spec;
         let (n, w, k, m) = (spec.n, spec.points, spec.stride, spec.guides_per_side());
         let count = self.layout.counts[s] as usize;
@@ -259,8 +256,7 @@ where
             let (a, bb) = (c as usize / n, c as usize % n);
             for q in 0..NEIGHBORS {
                 let (di, dj) = (q / 4, q % 4);
-                let gi = ((a / k) as i64 - 1 + di as i64).clamp(0, m as i64 - 1) as usize;
-                let gj = ((bb / k) as i64 - 1 + dj as i64).clamp(0, m as i64 - 1) as usize;
+                let (gi, gj) = (neighbour(a, di, k, m), neighbour(bb, dj, k, m));
                 let slot = self.guide_slots[gi * m + gj] as u32;
                 let e = match acc.iter_mut().position(|(g, _)| *g == slot) {
                     Some(i) => &mut acc[i].1,
@@ -271,7 +267,7 @@ where
                 };
                 for (i, v) in e.iter_mut().enumerate() {
                     let wi = (self.grid.fraction(first + i) * (w - 1) as f32).round() as usize;
-                    *v += b * omega[(c as usize * w + wi) * NEIGHBORS + q];
+                    *v += b * omega[q * n * n * w + c as usize * w + wi];
                 }
             }
         }
@@ -289,8 +285,7 @@ where
         for (c, _) in self.grid.back_cells(s) {
             let (a, b) = (c as usize / n, c as usize % n);
             for q in 0..NEIGHBORS {
-                let gi = ((a / k) as i64 - 1 + (q / 4) as i64).clamp(0, m as i64 - 1) as usize;
-                let gj = ((b / k) as i64 - 1 + (q % 4) as i64).clamp(0, m as i64 - 1) as usize;
+                let (gi, gj) = (neighbour(a, q / 4, k, m), neighbour(b, q % 4, k, m));
                 out.push(self.guide_slots[gi * m + gj] as u32);
             }
         }
@@ -303,5 +298,98 @@ where
             interpolation: self.time,
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::neural::interp::train::init_net;
+
+    /// 001 Eq. 5's weights of the neural interpolator (what the two-way correction solves with)
+    /// are ω of the frame just interpolated: each strand's weight per guide and particle equals
+    /// the sum, over its back cells and the neighbours naming that guide, of ω computed again
+    /// by the network on the same guides and read through the tensor's own layout; and they sum
+    /// to 1 at every particle (softmax, back cells' weights summing to 1).
+    #[test]
+    fn the_weights_are_the_frames_omega() {
+        let cfg = InterpConfig::load("interp_small").unwrap();
+        let groom = crate::scene::load_groom("wavy", &crate::groom::Transform::default(), Some(300))
+            .unwrap()
+            .groom;
+        let dev = Default::default();
+        let mut n = NeuralInterpolator::<Cpu>::new(&groom, &cfg, init_net::<Cpu>(&cfg, &dev), dev).unwrap();
+        // The rest guides swung about their roots, more at the tips.
+        let rest = n.layout().extract(groom.points());
+        let guides: Vec<Vec3> = rest
+            .iter()
+            .enumerate()
+            .map(|(i, p)| *p + Vec3::new(0.3 * (i % 7) as f32, 0.0, -0.2 * (i % 5) as f32))
+            .collect();
+        let pose = crate::motion::Pose::default();
+        let mut out = vec![Vec3::ZERO; groom.point_count()];
+        n.interpolate(
+            &GuideFrame {
+                frame: 1.0,
+                time: 1.0 / 24.0,
+                guides: &guides,
+                pose: &pose,
+                colliders: None,
+            },
+            &mut out,
+        )
+        .unwrap();
+        let spec = n.grid.spec;
+        let (m, w, k, side) = (spec.guides_per_side(), spec.points, spec.stride, spec.n);
+        let g = Tensor::<Cpu, 5>::from_data(
+            TensorData::new(n.guide_grid(&guides), [1, m, m, w, 3]),
+            &Default::default(),
+        );
+        // ω as [cell][w][16].
+        let omega: Vec<f32> = n
+            .net
+            .weights(&n.rest, channels_first(g))
+            .permute([0, 2, 3, 4, 1])
+            .into_data()
+            .to_vec()
+            .unwrap();
+        let mut checked = 0;
+        let mut weights = Vec::new();
+        for s in 0..groom.strand_count() {
+            n.weights(s, &mut weights);
+            if n.layout.is_guide(s) {
+                assert!(weights.is_empty());
+                continue;
+            }
+            let first = n.layout.offsets[s];
+            for i in 0..n.layout.counts[s] as usize {
+                let wi = (n.grid.fraction(first + i) * (w - 1) as f32).round() as usize;
+                let mut want: Vec<(u32, f32)> = Vec::new();
+                for (c, b) in n.grid.back_cells(s) {
+                    let (a, bb) = (c as usize / side, c as usize % side);
+                    for q in 0..NEIGHBORS {
+                        let gi = ((a / k) as i64 - 1 + (q / 4) as i64).clamp(0, m as i64 - 1) as usize;
+                        let gj = ((bb / k) as i64 - 1 + (q % 4) as i64).clamp(0, m as i64 - 1) as usize;
+                        let slot = n.guide_slots[gi * m + gj] as u32;
+                        let v = b * omega[(c as usize * w + wi) * NEIGHBORS + q];
+                        match want.iter_mut().find(|(g, _)| *g == slot) {
+                            Some(e) => e.1 += v,
+                            None => want.push((slot, v)),
+                        }
+                    }
+                }
+                let total: f32 = weights.iter().map(|(_, v)| v[i]).sum();
+                assert!((total - 1.0).abs() < 1e-4, "strand {s} particle {i}: {total}");
+                for (g, v) in &want {
+                    let got = weights.iter().find(|(h, _)| h == g).map(|(_, v)| v[i]);
+                    assert!(
+                        got.is_some_and(|x| (x - v).abs() < 1e-5),
+                        "strand {s} guide {g}: {got:?} vs {v}"
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000, "{checked}");
     }
 }

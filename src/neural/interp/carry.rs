@@ -26,7 +26,7 @@ use burn::prelude::*;
 use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
-use super::model::{NEIGHBORS, neighbourhood};
+use super::model::{NEIGHBORS, neighbour, neighbourhood};
 use crate::guides::frames::transport;
 
 /// What L blends (a `[net] blend` key of a training config, stored with the model).
@@ -40,6 +40,24 @@ pub enum Blend {
     Carried,
     /// The particle's rest position moved by a blend of its guides' moves.
     Offsets,
+}
+
+fn at(v: &[f32], i: usize) -> Vec3 {
+    Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2])
+}
+
+/// Per guide particle of `guides` (`w` particles a guide, flat `[g, w, 3]`), the rotation that
+/// carries a rest offset with it: parallel transport from its rest shape `rest_guides`.
+fn rotations(rest_guides: &[f32], guides: &[f32], w: usize) -> Vec<Quat> {
+    let strand = |v: &[f32], g: usize| -> Vec<Vec3> { (0..w).map(|k| at(v, g * w + k)).collect() };
+    let count = rest_guides.len() / (3 * w);
+    let mut rot = Vec::with_capacity(count * w);
+    let mut r = Vec::with_capacity(w);
+    for g in 0..count {
+        transport(&strand(rest_guides, g), &strand(guides, g), &mut r);
+        rot.extend_from_slice(&r);
+    }
+    rot
 }
 
 /// The 16 candidates of every particle of a `size`² window: `rest` the window's rest strands
@@ -58,28 +76,21 @@ pub fn carried(
     turn: bool,
 ) -> Vec<f32> {
     let m = size / stride;
-    let at = |v: &[f32], i: usize| Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
-    let strand = |v: &[f32], g: usize| -> Vec<Vec3> { (0..w).map(|k| at(v, g * w + k)).collect() };
     let mut out = Vec::with_capacity(frames * size * size * w * NEIGHBORS * 3);
-    // Unturned offsets keep the identity; turned ones get each frame's transport.
-    let mut rot: Vec<Vec<Quat>> = vec![vec![Quat::IDENTITY; w]; m * m];
-    let rest_g: Vec<Vec<Vec3>> = (0..m * m).map(|g| strand(rest_guides, g)).collect();
     for f in 0..frames {
         let cur = &guides[f * m * m * w * 3..(f + 1) * m * m * w * 3];
-        if turn {
-            for (g, r) in rot.iter_mut().enumerate() {
-                transport(&rest_g[g], &strand(cur, g), r);
-            }
-        }
-        let idx = |a: usize, d: usize| ((a / stride) as i64 - 1 + d as i64).clamp(0, m as i64 - 1) as usize;
+        // Unturned offsets keep the identity; turned ones get each frame's transport.
+        let rot = turn.then(|| rotations(rest_guides, cur, w));
+        let idx = |a: usize, d: usize| neighbour(a, d, stride, m);
         for a in 0..size {
             for b in 0..size {
                 for k in 0..w {
                     let p = at(rest, (a * size + b) * w + k);
                     for di in 0..4 {
                         for dj in 0..4 {
-                            let g = idx(a, di) * m + idx(b, dj);
-                            let c = at(cur, g * w + k) + rot[g][k] * (p - rest_g[g][k]);
+                            let gp = (idx(a, di) * m + idx(b, dj)) * w + k;
+                            let r = rot.as_ref().map_or(Quat::IDENTITY, |r| r[gp]);
+                            let c = at(cur, gp) + r * (p - at(rest_guides, gp));
                             out.extend_from_slice(&c.to_array());
                         }
                     }
@@ -135,22 +146,11 @@ pub fn blend_frame(
 ) -> Vec<f32> {
     use rayon::prelude::*;
     let m = size / stride;
-    let at = |v: &[f32], i: usize| Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
-    // Per guide particle: the rotation that carries a rest offset (identity unturned).
-    let rot: Vec<Quat> = match blend {
-        Blend::Carried => {
-            let mut rot = Vec::with_capacity(m * m * w);
-            let mut r = Vec::with_capacity(w);
-            for g in 0..m * m {
-                let strand = |v: &[f32]| -> Vec<Vec3> { (0..w).map(|k| at(v, g * w + k)).collect() };
-                transport(&strand(rest_guides), &strand(guides), &mut r);
-                rot.extend_from_slice(&r);
-            }
-            rot
-        }
+    let rot = match blend {
+        Blend::Carried => rotations(rest_guides, guides, w),
         Blend::Offsets | Blend::Positions => Vec::new(),
     };
-    let idx = |a: usize, d: usize| ((a / stride) as i64 - 1 + d as i64).clamp(0, m as i64 - 1) as usize;
+    let idx = |a: usize, d: usize| neighbour(a, d, stride, m);
     let plane = size * size * w;
     let mut out = vec![0.0f32; plane * 3];
     out.par_chunks_mut(size * w * 3).enumerate().for_each(|(a, row)| {

@@ -196,6 +196,14 @@ impl<B: Backend> WeightNet<B> {
     }
 }
 
+/// Row (or column) of the guide lattice of side `m` that neighbour `d` (0–3) of grid cell row `a`
+/// blends at guide stride `stride`: ⌊a/k⌋ − 1 + d, clamped into the lattice (000 Eq. 3's 4 × 4
+/// neighbourhood).
+#[inline]
+pub fn neighbour(a: usize, d: usize, stride: usize, m: usize) -> usize {
+    ((a / stride) as i64 - 1 + d as i64).clamp(0, m as i64 - 1) as usize
+}
+
 /// The 16 neighbourhood guides of every particle (000 Eq. 3): from guides `[b, m_u, m_v, w, 3]`
 /// to `[b, u, v, w, 16, 3]` with u = m_u·k, v = m_v·k, neighbour c = 4·di + dj at guide
 /// (⌊a/k⌋ − 1 + di, ⌊b/k⌋ − 1 + dj), clamped into the lattice.
@@ -204,7 +212,7 @@ pub fn neighbourhood<B: Backend>(guides: Tensor<B, 5>, stride: usize) -> Tensor<
     let dev = guides.device();
     let index = |m: usize, d: usize| -> Tensor<B, 1, Int> {
         let v: Vec<i32> = (0..m * stride)
-            .map(|a| ((a / stride) as i64 - 1 + d as i64).clamp(0, m as i64 - 1) as i32)
+            .map(|a| neighbour(a, d, stride, m) as i32)
             .collect();
         Tensor::from_data(TensorData::new(v, [m * stride]), &dev)
     };
