@@ -63,23 +63,30 @@ pub fn resolve(kind: &str, table: Table, name_or_path: &str) -> Result<(toml::Ta
         parse_table(&text, &origin)?,
         &origin,
         &dir,
-        &|_, _| {},
+        (None, &|_, _, _, _| {}),
     )?;
     Ok((t, origin))
 }
 
+/// What runs before each merge of an `extends` chain: `(base, over, base_dir, over_dir)`, the
+/// parent's merged table, the child's table, and the folders their relative paths start at.
+pub type BeforeMerge<'a> = &'a dyn Fn(&mut toml::Table, &toml::Table, &Path, &Path);
+
 /// Applies the `extends` chain of `t` (read from `origin`, whose relative paths start at
-/// `dir`): each parent's merged table with its child's keys over it. `before_merge(base, over)`
-/// runs before each merge (jobs use it to let a child's motion source replace its parent's).
+/// `dir`): each parent's merged table with its child's keys over it. A table that names no
+/// parent extends `root` where there is one (jobs: the default job), so a job file extended by
+/// another gets the defaults it would get when run. `before_merge` runs before each merge (jobs
+/// use it to let a child's motion source replace its parent's, and to keep the parent's
+/// relative paths pointing where its file meant).
 pub fn extend(
     kind: &str,
     table: Table,
     t: toml::Table,
     origin: &str,
     dir: &Path,
-    before_merge: &dyn Fn(&mut toml::Table, &toml::Table),
+    (root, before_merge): (Option<&str>, BeforeMerge),
 ) -> Result<toml::Table> {
-    chain(kind, table, t, origin, dir, 0, before_merge)
+    chain(kind, table, t, origin, dir, 0, (root, before_merge))
 }
 
 /// The text, origin and folder of a preset name or file (relative to `dir`).
@@ -137,10 +144,16 @@ fn chain(
     origin: &str,
     dir: &Path,
     depth: usize,
-    before_merge: &dyn Fn(&mut toml::Table, &toml::Table),
+    (root, before_merge): (Option<&str>, BeforeMerge),
 ) -> Result<toml::Table> {
-    let Some(parent) = t.remove("extends") else {
-        return Ok(t);
+    let parent = match t.remove("extends") {
+        Some(p) => p,
+        // A file of a kind with a root preset (every job starts from the default job) extends
+        // the root when it names no parent, whether it is run or extended.
+        None => match root {
+            Some(r) if origin != format!("{kind} preset {r}") => Value::String(r.to_string()),
+            _ => return Ok(t),
+        },
     };
     if depth >= MAX_DEPTH {
         return Err(Error::Invalid(format!(
@@ -161,9 +174,9 @@ fn chain(
         &porigin,
         &pdir,
         depth + 1,
-        before_merge,
+        (root, before_merge),
     )?;
-    before_merge(&mut base, &t);
+    before_merge(&mut base, &t, &pdir, dir);
     keys::merge(&mut base, t);
     Ok(base)
 }

@@ -70,6 +70,63 @@ fn replace_sources(base: &mut Table, over: &Table) {
     }
 }
 
+/// The keys of a job whose values are paths (relative to the file that names them), as
+/// `section.key` or a top-level key; a list's strings each. `true`: always a path; `false`: a
+/// path or a name (a preset, a built-in model, a procedural head).
+const PATH_KEYS: &[(&str, bool)] = &[
+    ("output", true),
+    ("groom.file", true),
+    ("head.collider", false),
+    ("head.body", false),
+    ("motion.gltf", true),
+    ("motion.abc", true),
+    ("motion.track", true),
+    ("motion.preset", false),
+    ("scene.mss", true),
+    ("material.preset", false),
+    ("training.motion", false),
+    ("neural.model", false),
+    ("neural.config", false),
+    ("drape.model", true),
+    ("batch.grooms", false),
+    ("batch.groom_folder", true),
+    ("batch.motions", false),
+];
+
+/// Before a job is merged over the job it extends from another folder: the parent's relative
+/// paths made absolute from the parent's folder, so they keep naming what its file meant
+/// (preset names — no folder, no extension — and `${VAR}`s stay as they are).
+fn rebase_paths(base: &mut Table, base_dir: &Path, dir: &Path) {
+    if base_dir == dir {
+        return;
+    }
+    let rebase = |v: &mut Value, always: bool| {
+        if let Value::String(s) = v {
+            let p = Path::new(s.as_str());
+            let file_like = always || p.components().count() > 1 || p.extension().is_some();
+            if file_like && !s.contains("${") && p.is_relative() {
+                let joined = base_dir.join(p);
+                let joined = std::path::absolute(&joined).unwrap_or(joined);
+                *s = joined.display().to_string();
+            }
+        }
+    };
+    for &(key, always) in PATH_KEYS {
+        let v = match key.split_once('.') {
+            None => base.get_mut(key),
+            Some((sec, k)) => base
+                .get_mut(sec)
+                .and_then(Value::as_table_mut)
+                .and_then(|t| t.get_mut(k)),
+        };
+        match v {
+            Some(Value::Array(items)) => items.iter_mut().for_each(|v| rebase(v, always)),
+            Some(v) => rebase(v, always),
+            None => {}
+        }
+    }
+}
+
 /// Whether `name` is a built-in groom preset.
 pub fn groom_preset(name: &str) -> bool {
     crate::groom::presets::TABLE.iter().any(|(n, _)| *n == name)
@@ -100,12 +157,12 @@ impl<'a> Reader<'a> {
                 return Err(Error::Invalid(format!("{origin}: unknown key `{k}`{hint}")));
             }
         }
-        // Everything not given comes from the default preset.
-        let mut with = table;
-        if !with.contains_key("extends") {
-            with.insert("extends".into(), Value::String("default".into()));
-        }
-        let mut t = crate::presets::extend("job", TABLE, with, origin, dir, &replace_sources)?;
+        // Everything not given comes from the default preset, at the end of every chain.
+        let merge = |base: &mut Table, over: &Table, base_dir: &Path, dir: &Path| {
+            replace_sources(base, over);
+            rebase_paths(base, base_dir, dir);
+        };
+        let mut t = crate::presets::extend("job", TABLE, table, origin, dir, (Some("default"), &merge))?;
         t.remove("extends");
         let lines = std::fs::read_to_string(origin)
             .map(|text| key_lines(&text))

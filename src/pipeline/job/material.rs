@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use toml::{Table, Value};
 
-use super::file::parse_table;
 use super::sections::GroomSpec;
 use crate::error::{Error, Result};
 use crate::presets::keys::{expand_env, merge, section};
@@ -74,19 +73,14 @@ impl MaterialSpec {
                 Material::preset_for_style(style).to_string()
             }
         };
-        let mut base: Table = match crate::sim::material::TABLE.iter().find(|(n, _)| *n == name) {
-            Some((_, text)) => parse_table(text, &format!("material preset {name}"))?,
-            None => {
-                let p = self.dir.join(expand_env(&name, origin)?);
-                let text = std::fs::read_to_string(&p).map_err(|e| {
-                    Error::Invalid(format!(
-                        "{origin}: material.preset {name:?}: {}: {e}",
-                        p.display()
-                    ))
-                })?;
-                parse_table(&text, &p.display().to_string())?
-            }
+        // A built-in preset, or a file relative to the job, with its `extends` chain.
+        let table = crate::sim::material::TABLE;
+        let source = match table.iter().any(|(n, _)| *n == name) {
+            true => name.clone(),
+            false => self.dir.join(expand_env(&name, origin)?).display().to_string(),
         };
+        let (mut base, _) = crate::presets::resolve("material", table, &source)
+            .map_err(|e| Error::Invalid(format!("{origin}: material.preset {name:?}: {e}")))?;
         merge(&mut base, self.overrides.clone());
         Ok((name, checked(base, origin)?))
     }

@@ -234,3 +234,29 @@ fn shot_frames_all_take_the_whole_motion() {
         .to_string();
     assert!(e.contains("frames"), "{e}");
 }
+
+/// A job extending a job file in another folder keeps that file's relative paths pointing where
+/// it meant them (book: "Paths are relative to the file that names them"); the job's own paths
+/// stay relative to itself, and preset names are not paths.
+#[test]
+fn an_extended_jobs_paths_stay_relative_to_its_own_file() {
+    let dir = std::env::temp_dir().join(format!("tress-job-extends-{}", std::process::id()));
+    let shared = dir.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(
+        shared.join("base.toml"),
+        "name = 'base'\noutput = 'renders/base'\n[material]\npreset = 'soft.toml'\n[motion]\npreset = 'turn'\n",
+    )
+    .unwrap();
+    std::fs::write(shared.join("soft.toml"), "extends = 'straight'\nbend = 123.0\n").unwrap();
+    let child = dir.join("shot.toml");
+    std::fs::write(&child, "extends = 'shared/base.toml'\nname = 'shot'\n").unwrap();
+    let j = Job::load(&child).unwrap();
+    assert_eq!(j.output, shared.join("renders/base"));
+    assert_eq!(j.material.bend, 123.0);
+    assert_eq!(j.motion.preset.as_deref(), Some("turn"));
+    // The child's own output is its own folder's.
+    std::fs::write(&child, "extends = 'shared/base.toml'\noutput = 'mine'\n").unwrap();
+    assert_eq!(Job::load(&child).unwrap().output, dir.join("mine"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
