@@ -613,3 +613,58 @@ fn the_shot_benchmark_reports_its_stages_and_writes_its_cache() {
     assert_eq!(curves["samples"], 3);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The prop jobs of `examples/props` extend `examples/rod.toml` from another folder: each plans
+/// its own prop, the rod job's groom, motion and training, and an output beside the other
+/// examples' (paths relative to the file that names them), never inside `examples/`.
+#[test]
+fn the_prop_examples_extend_the_rod_job_from_their_folder() {
+    // `a/b/../c` → `a/c`, without touching the disk (outputs need not exist).
+    let normal = |p: &str| -> std::path::PathBuf {
+        let mut out = std::path::PathBuf::new();
+        for c in std::path::absolute(p).unwrap().components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let plan = |job: &std::path::Path| -> serde_json::Value {
+        let o = tress(&["run", job.to_str().unwrap(), "--dry-run", "--json"]);
+        assert!(o.status.success(), "{}: {}", job.display(), stderr(&o));
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let rod = plan(&root.join("examples/rod.toml"));
+    let root_dir = root.to_str().unwrap();
+    assert_eq!(
+        normal(rod["output"].as_str().unwrap()),
+        normal(&format!("{root_dir}/out/rod"))
+    );
+    let mut props = 0;
+    for e in std::fs::read_dir(root.join("examples/props")).unwrap() {
+        let path = e.unwrap().path();
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let v = plan(&path);
+        let job = &v["job"];
+        for key in ["groom", "motion", "training", "material", "simulate"] {
+            assert_eq!(job[key], rod["job"][key], "{name}: [{key}] is the rod job's");
+        }
+        assert_eq!(
+            job["colliders"].as_array().map(Vec::len),
+            Some(1),
+            "{name}: one prop"
+        );
+        assert_ne!(job["colliders"], rod["job"]["colliders"], "{name}: its own prop");
+        assert_eq!(
+            normal(v["output"].as_str().unwrap()),
+            normal(&format!("{root_dir}/out/props/{name}")),
+            "{name}"
+        );
+        props += 1;
+    }
+    assert!(props >= 5, "{props} prop jobs");
+}
