@@ -76,6 +76,7 @@ fn replace_sources(base: &mut Table, over: &Table) {
 const PATH_KEYS: &[(&str, bool)] = &[
     ("output", true),
     ("groom.file", true),
+    ("groom.preset", false),
     ("head.collider", false),
     ("head.body", false),
     ("motion.gltf", true),

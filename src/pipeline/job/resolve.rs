@@ -129,6 +129,11 @@ impl Reader<'_> {
         if groom.preset.is_none() && groom.file.is_none() {
             return Err(self.err("groom", "[groom] needs `preset` or `file`"));
         }
+        if let Some(p) = &groom.preset
+            && p.ends_with(".toml")
+        {
+            groom.preset = Some(self.path(p)?);
+        }
         if let Some(p) = &groom.preset {
             crate::groom::presets::load(p)
                 .map_err(|e| self.err("groom.preset", format!("groom.preset: {e}")))?;

@@ -245,16 +245,30 @@ fn an_extended_jobs_paths_stay_relative_to_its_own_file() {
     std::fs::create_dir_all(&shared).unwrap();
     std::fs::write(
         shared.join("base.toml"),
-        "name = 'base'\noutput = 'renders/base'\n[material]\npreset = 'soft.toml'\n[motion]\npreset = 'turn'\n",
+        "name = 'base'\noutput = 'renders/base'\n[groom]\npreset = 'long.toml'\n[material]\npreset = 'soft.toml'\n[motion]\npreset = 'turn'\n",
     )
     .unwrap();
     std::fs::write(shared.join("soft.toml"), "extends = 'straight'\nbend = 123.0\n").unwrap();
+    std::fs::write(shared.join("long.toml"), "extends = 'wavy'\nlength = 31.0\n").unwrap();
     let child = dir.join("shot.toml");
     std::fs::write(&child, "extends = 'shared/base.toml'\nname = 'shot'\n").unwrap();
     let j = Job::load(&child).unwrap();
     assert_eq!(j.output, shared.join("renders/base"));
     assert_eq!(j.material.bend, 123.0);
     assert_eq!(j.motion.preset.as_deref(), Some("turn"));
+    let groom = crate::groom::presets::load(j.groom.preset.as_deref().unwrap()).unwrap();
+    assert_eq!(groom.length, 31.0);
+    // A groom preset file is the job's own file's neighbour too, not the working folder's.
+    std::fs::write(
+        shared.join("own.toml"),
+        "name = 'own'\n[groom]\npreset = 'long.toml'\n",
+    )
+    .unwrap();
+    let own = Job::load(&shared.join("own.toml")).unwrap();
+    assert_eq!(
+        Path::new(own.groom.preset.as_deref().unwrap()),
+        shared.join("long.toml")
+    );
     // The child's own output is its own folder's.
     std::fs::write(&child, "extends = 'shared/base.toml'\noutput = 'mine'\n").unwrap();
     assert_eq!(Job::load(&child).unwrap().output, dir.join("mine"));
