@@ -619,19 +619,8 @@ fn the_shot_benchmark_reports_its_stages_and_writes_its_cache() {
 /// examples' (paths relative to the file that names them), never inside `examples/`.
 #[test]
 fn the_prop_examples_extend_the_rod_job_from_their_folder() {
-    // `a/b/../c` → `a/c`, without touching the disk (outputs need not exist).
-    let normal = |p: &str| -> std::path::PathBuf {
-        let mut out = std::path::PathBuf::new();
-        for c in std::path::absolute(p).unwrap().components() {
-            match c {
-                std::path::Component::ParentDir => {
-                    out.pop();
-                }
-                c => out.push(c),
-            }
-        }
-        out
-    };
+    // Absolute, `..` resolved without touching the disk (outputs need not exist).
+    let normal = |p: &str| tress::pipeline::bundle::normal(&std::path::absolute(p).unwrap());
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let plan = |job: &std::path::Path| -> serde_json::Value {
         let o = tress(&["run", job.to_str().unwrap(), "--dry-run", "--json"]);

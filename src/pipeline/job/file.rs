@@ -108,7 +108,7 @@ fn rebase_paths(base: &mut Table, base_dir: &Path, dir: &Path) {
             if file_like && !s.contains("${") && p.is_relative() {
                 let joined = base_dir.join(p);
                 let joined = std::path::absolute(&joined).unwrap_or(joined);
-                *s = joined.display().to_string();
+                *s = crate::pipeline::bundle::normal(&joined).display().to_string();
             }
         }
     };
