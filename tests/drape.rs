@@ -486,3 +486,88 @@ fn close(a: &Value, b: &Value) -> bool {
         _ => a == b,
     }
 }
+
+/// 003's claim at a size CI trains in a minute: a network trained by the energy alone on a few
+/// grooms drapes a groom it never saw (other seed, length and curl) lower in energy than the
+/// rigidly posed input, in every pose (`energy` against `posed_energy` of `tress drape --json`).
+/// Measured when written: 1.2–1.3 lower with the U-Net decoder, 1.1–1.2 with 003's.
+#[test]
+fn a_trained_network_lowers_the_energy_of_a_groom_it_never_saw() {
+    let dir = common::temp_dir("drape_unseen");
+    let cfg = dir.join("tiny.toml");
+    let mut text =
+        String::from("[net]\ntexture = 8\npoints = 8\noutput = \"directions\"\ndecoder = \"unet\"\n");
+    for (name, style, seed, length, curl) in [
+        ("wavy_a", "wavy", 1, 22.0, 0.8),
+        ("wavy_b", "wavy", 2, 30.0, 1.4),
+        ("curly_a", "curly", 3, 16.0, 0.5),
+        ("curly_b", "curly", 4, 24.0, 0.8),
+    ] {
+        text += &format!(
+            "[[groom]]\nname = \"{name}\"\ngroom = \"{style}\"\nstrands = 150\nseed = {seed}\nlength = {length}\ncurl_radius = {curl}\n"
+        );
+    }
+    text += r#"[poses]
+yaw = [-30.0, 30.0]
+pitch = [-20.0, 20.0]
+roll = [-10.0, 10.0]
+
+[autoencoder]
+steps = 50
+
+[train]
+steps = 500
+batch = 2
+pose_frames = 1
+validate_every = 0
+validation_poses = 1
+"#;
+    std::fs::write(&cfg, text).unwrap();
+    let model = dir.join("tiny.tnn");
+    common::train_drape(&cfg, &model);
+    // Never trained on: its own seed, a length and a curl between the training grooms'.
+    let groom = dir.join("unseen.toml");
+    std::fs::write(
+        &groom,
+        "extends = \"wavy\"\nstrands = 150\nseed = 9\nlength = 19.0\ncurl_radius = 1.1\n",
+    )
+    .unwrap();
+    let poses = dir.join("poses.toml");
+    std::fs::write(
+        &poses,
+        "[[pose]]\nname = \"rest\"\n[[pose]]\nname = \"left\"\nyaw = 25.0\n[[pose]]\nname = \"down right\"\nyaw = -20.0\npitch = 15.0\n[[pose]]\nname = \"tilt\"\nroll = 8.0\npitch = -10.0\n",
+    )
+    .unwrap();
+    let out = dir.join("net.tcache");
+    let o = common::tress_ok(&[
+        "drape",
+        "--groom",
+        groom.to_str().unwrap(),
+        "--poses",
+        poses.to_str().unwrap(),
+        "--solver",
+        "network",
+        "--model",
+        model.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let per_pose = v["per_groom"][0]["per_pose"].as_array().unwrap();
+    assert_eq!(per_pose.len(), 4);
+    for p in per_pose {
+        let (e, posed) = (
+            p["energy"]["total"].as_f64().unwrap(),
+            p["posed_energy"]["total"].as_f64().unwrap(),
+        );
+        // Half a unit (a strand's vertices half a cm lower on average) below the input: an
+        // untrained decoder returns the input itself.
+        assert!(
+            e < posed - 0.5,
+            "pose {}: network energy {e}, posed input {posed}: {p}",
+            p["name"]
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

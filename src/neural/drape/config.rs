@@ -28,6 +28,22 @@ pub struct DrapeNetOptions {
     /// What the decoder's texture holds.
     #[serde(default)]
     pub output: DrapeOutput,
+    /// What the decoder reads.
+    #[serde(default)]
+    pub decoder: DrapeDecoder,
+}
+
+/// What the deformation decoder reads besides the groom's code, the body's shape and the head's
+/// rotation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DrapeDecoder {
+    /// 003 §3.4: nothing else; the groom enters only through its latent code.
+    #[default]
+    Code,
+    /// tress's variant: also the posed groom's own texture, through a U-Net's skip
+    /// connections, so each texel's output can follow its strand's shape.
+    Unet,
 }
 
 /// What the deformation decoder predicts per vertex.
@@ -201,6 +217,11 @@ pub struct DrapeTrainOptions {
     /// Decoder steps between checkpoints (0: none); a killed training goes on from its last
     /// one (`tress train drape --resume`).
     pub checkpoint_every: usize,
+    /// Divide each frame's energy by 1 + its current body and self-collision terms (held
+    /// constant in the gradient): a frame whose hair sits deep in the body (cubic penalties of
+    /// 10⁴–10⁵) then weighs in the step like the others instead of setting its direction alone
+    /// through the gradient clipping. Each frame's minimizer is unchanged.
+    pub balance: bool,
 }
 
 impl Default for DrapeTrainOptions {
@@ -217,6 +238,7 @@ impl Default for DrapeTrainOptions {
             validation_poses: 6,
             max_minutes: None,
             checkpoint_every: 100,
+            balance: false,
         }
     }
 }
@@ -324,7 +346,9 @@ impl DrapeTrainConfig {
     }
 
     pub fn net(&self) -> DrapeNetConfig {
-        DrapeNetConfig::new(self.net.texture, self.net.points).with_latent(self.net.latent)
+        DrapeNetConfig::new(self.net.texture, self.net.points)
+            .with_latent(self.net.latent)
+            .with_unet(self.net.decoder == DrapeDecoder::Unet)
     }
 
     /// Whether the network was trained for a pose and body shape.

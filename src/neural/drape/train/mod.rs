@@ -299,13 +299,22 @@ impl<B: AutodiffBackend> DecoderTraining<'_, B> {
             .zip(rots)
             .map(|(&g, r)| condition(&self.subjects[g].shape_in(r), r))
             .collect();
-        let tex = decode(decoder, &lat, &conditions);
+        let poses = rows
+            .iter()
+            .zip(rots)
+            .map(|(&g, r)| self.subjects[g].pose(r))
+            .collect::<Result<Vec<_>>>()?;
+        let posed: Vec<_> = rows
+            .iter()
+            .zip(&poses)
+            .map(|(&g, p)| (&p.posed, self.subjects[g].groom.cells.as_slice()))
+            .collect();
+        let tex = decode(decoder, &lat, &conditions, &posed);
         let mut energy_sum: Option<Tensor<B, 1>> = None;
         let mut reg_sum: Option<Tensor<B, 1>> = None;
         let mut sample_d: Vec<Tensor<B, 3>> = Vec::new();
-        for (r, (&g, rot)) in rows.iter().zip(rots).enumerate() {
+        for (r, (&g, pose)) in rows.iter().zip(&poses).enumerate() {
             let subject = &self.subjects[g];
-            let pose = subject.pose(rot)?;
             let cp = pose.contact();
             let fixed = Fixed::<B>::new(&pose.posed, dev);
             let x = row_positions(
@@ -315,9 +324,16 @@ impl<B: AutodiffBackend> DecoderTraining<'_, B> {
                 &fixed,
             );
             let (_, terms) = energy_here(x.clone(), &fixed, cp, &cfg.material);
+            let energy = match t.balance {
+                true => {
+                    let v = terms.values();
+                    terms.total / (1.0 + v.body.max(0.0) + v.self_collision.max(0.0))
+                }
+                false => terms.total,
+            };
             energy_sum = Some(match energy_sum {
-                Some(e) => e + terms.total,
-                None => terms.total,
+                Some(e) => e + energy,
+                None => energy,
             });
             sample_d.push(fixed.deformation(x));
             if sample_d.len() == frames {
