@@ -110,16 +110,15 @@ impl DrapeNetConfig {
         DeformDecoder {
             first: LinearConfig::new(self.latent + self.shape + self.pose, 256).init(dev),
             second: LinearConfig::new(256, 256 * self.cells()).init(dev),
-            down: match self.unet {
-                true => vec![down(groom, 64, dev), down(64, 128, dev), down(128, 128, dev)],
-                false => Vec::new(),
-            },
             ups: vec![
                 up(256 + skip[3], 128, dev),
                 up(128 + skip[2], 96, dev),
                 up(96 + skip[1], 96, dev),
             ],
-            mix: self.unet.then(|| conv3(96 + skip[0], 96, dev)),
+            skips: self.unet.then(|| Skips {
+                down: vec![down(groom, 64, dev), down(64, 128, dev), down(128, 128, dev)],
+                mix: conv3(96 + skip[0], 96, dev),
+            }),
             out: Conv2dConfig::new([96, 3 * self.points], [3, 3])
                 .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
                 .with_initializer(Initializer::Zeros)
@@ -195,13 +194,21 @@ impl<B: Backend> GroomDecoder<B> {
 pub struct DeformDecoder<B: Backend> {
     first: Linear<B>,
     second: Linear<B>,
-    /// The posed texture's way down (T/2, T/4, T/8); empty without `unet`.
-    down: Vec<Conv2d<B>>,
     ups: Vec<ConvTranspose2d<B>>,
-    /// Full resolution: the last up-sampling's features beside the posed texture.
-    mix: Option<Conv2d<B>>,
+    /// A U-Net's layers (none for 003's decoder, whose model files from before the U-Net
+    /// load as they were).
+    skips: Option<Skips<B>>,
     out: Conv2d<B>,
     side: usize,
+}
+
+/// The U-Net's own layers of a [`DeformDecoder`].
+#[derive(Module, Debug)]
+pub struct Skips<B: Backend> {
+    /// The posed texture's way down (T/2, T/4, T/8).
+    down: Vec<Conv2d<B>>,
+    /// Full resolution: the last up-sampling's features beside the posed texture.
+    mix: Conv2d<B>,
 }
 
 impl<B: Backend> DeformDecoder<B> {
@@ -212,7 +219,7 @@ impl<B: Backend> DeformDecoder<B> {
 
     /// Whether [`DeformDecoder::forward`] needs the posed grooms' textures.
     pub fn reads_groom(&self) -> bool {
-        self.mix.is_some()
+        self.skips.is_some()
     }
 
     /// The output texture of `input` rows; `groom` is the rows' posed textures
@@ -223,9 +230,9 @@ impl<B: Backend> DeformDecoder<B> {
         let mut h = leaky_relu(self.second.forward(h), SLOPE).reshape([b, 256, self.side, self.side]);
         // The skip levels, finest first.
         let mut levels = Vec::new();
-        if self.reads_groom() {
+        if let Some(skips) = &self.skips {
             let mut g = groom.expect("a U-Net decoder reads the posed groom's texture");
-            for d in &self.down {
+            for d in &skips.down {
                 levels.push(g.clone());
                 g = leaky_relu(d.forward(g), SLOPE);
             }
@@ -233,13 +240,17 @@ impl<B: Backend> DeformDecoder<B> {
         }
         for (k, u) in self.ups.iter().enumerate() {
             h = leaky_relu(u.forward(h), SLOPE);
-            // After the first two: the T/4 and T/2 levels (the full one goes to `mix`).
+            // After each up-sampling but the last, the level of its size (T/4, then T/2); the
+            // full-resolution one goes to `mix`.
             if !levels.is_empty() && k + 1 < self.ups.len() {
                 h = Tensor::cat(vec![h, levels[levels.len() - 1 - k].clone()], 1);
             }
         }
-        if let Some(m) = &self.mix {
-            h = leaky_relu(m.forward(Tensor::cat(vec![h, levels[0].clone()], 1)), SLOPE);
+        if let Some(skips) = &self.skips {
+            h = leaky_relu(
+                skips.mix.forward(Tensor::cat(vec![h, levels[0].clone()], 1)),
+                SLOPE,
+            );
         }
         self.out.forward(h)
     }
@@ -247,9 +258,9 @@ impl<B: Backend> DeformDecoder<B> {
 
 /// A groom's strands on its scalp texture (`[3N + 1]` channels of a `T × T` texture; the
 /// autoencoder reads the rest groom so, [`super::DrapeGroom::rest_texture`], and a U-Net
-/// decoder the posed one): channel `3k + a` is vertex k's axis a
-/// relative to the root in **world** axes (over [`UNIT_CM`]), the last channel 1 on occupied
-/// texels. `x` is the texture's strands (`cells × points`, world), `cells` their texels.
+/// decoder the posed one): channel `3k + a` is vertex k's axis a relative to the root, in the
+/// axes of `x` (the head's frame at rest, world axes posed; over [`UNIT_CM`]), the last channel
+/// 1 on occupied texels. `x` is the texture's strands (`cells × points`), `cells` their texels.
 pub fn strand_texture(x: &[glam::Vec3], cells: &[usize], points: usize, texture: usize) -> Vec<f32> {
     let plane = texture * texture;
     let mut out = vec![0.0f32; (3 * points + 1) * plane];
