@@ -490,8 +490,7 @@ fn close(a: &Value, b: &Value) -> bool {
 /// 003's claim at a size CI trains in a minute: a network trained by the energy alone on a few
 /// grooms drapes a groom it never saw (other seed, length and curl) lower in energy than the
 /// rigidly posed input, in every pose (`energy` against `posed_energy` of `tress drape --json`).
-/// drape_small's decoder and balance; measured when written without the balance: 1.1–1.2
-/// lower with 003's decoder, 1.2–1.3 with the U-Net.
+/// drape_small's balance; measured when written without it: 1.1–1.2 lower.
 #[test]
 fn a_trained_network_lowers_the_energy_of_a_groom_it_never_saw() {
     let dir = common::temp_dir("drape_unseen");

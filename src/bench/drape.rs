@@ -123,12 +123,7 @@ impl OnDevice for Bench<'_> {
         let conditions = vec![condition(&pose.shape, &rotation); largest];
         let pass = |b: usize| -> f64 {
             let clock = Instant::now();
-            let tex = decode(
-                &decoder,
-                &vec![latent.clone(); b],
-                &conditions[..b],
-                &vec![(&pose.posed, subject.groom.cells.as_slice()); b],
-            );
+            let tex = decode(&decoder, &vec![latent.clone(); b], &conditions[..b]);
             let mut total = 0.0f32;
             for r in 0..b {
                 let x = row_positions(

@@ -28,22 +28,6 @@ pub struct DrapeNetOptions {
     /// What the decoder's texture holds.
     #[serde(default)]
     pub output: DrapeOutput,
-    /// What the decoder reads.
-    #[serde(default)]
-    pub decoder: DrapeDecoder,
-}
-
-/// What the deformation decoder reads besides the groom's code, the body's shape and the head's
-/// rotation.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DrapeDecoder {
-    /// 003 §3.4: nothing else; the groom enters only through its latent code.
-    #[default]
-    Code,
-    /// tress's variant: also the posed groom's own texture, through a U-Net's skip
-    /// connections, so each texel's output can follow its strand's shape.
-    Unet,
 }
 
 /// What the deformation decoder predicts per vertex.
@@ -346,9 +330,7 @@ impl DrapeTrainConfig {
     }
 
     pub fn net(&self) -> DrapeNetConfig {
-        DrapeNetConfig::new(self.net.texture, self.net.points)
-            .with_latent(self.net.latent)
-            .with_unet(self.net.decoder == DrapeDecoder::Unet)
+        DrapeNetConfig::new(self.net.texture, self.net.points).with_latent(self.net.latent)
     }
 
     /// Whether the network was trained for a pose and body shape.

@@ -110,8 +110,19 @@ impl DrapeGroom {
     /// occupied texels; empty texels are zero.
     pub fn rest_texture(&self) -> (Vec<f32>, [usize; 4]) {
         let (t, n) = (self.grid.spec.n, self.points);
-        let v = model::strand_texture(&self.rest, &self.cells, n, t);
-        (v, [1, 3 * n + 1, t, t])
+        let plane = t * t;
+        let mut out = vec![0.0f32; (3 * n + 1) * plane];
+        for (k, &c) in self.cells.iter().enumerate() {
+            let strand = &self.rest[k * n..(k + 1) * n];
+            for (i, p) in strand.iter().enumerate() {
+                let r = (*p - strand[0]) / model::UNIT_CM;
+                for a in 0..3 {
+                    out[(3 * i + a) * plane + c] = r[a];
+                }
+            }
+            out[3 * n * plane + c] = 1.0;
+        }
+        (out, [1, 3 * n + 1, t, t])
     }
 }
 

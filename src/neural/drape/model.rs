@@ -13,13 +13,6 @@
 //!   zero, so an untrained decoder returns the posed groom. 003's input is the body's shape and
 //!   full skeleton pose (107 values); tress's ([`condition`]) is its body's shape (3 values,
 //!   [`BodyShape`]) and the head's rotation vector (3 values).
-//! - With `unet` (tress's variant of 003 §3.4's conditioning, for grooms outside the training
-//!   set), the decoder also reads the **posed groom's own texture** ([`strand_texture`]: every
-//!   texel's strand as the head's pose holds it, root-relative, world axes, so each strand's
-//!   slope against gravity is in its input): three convolutions take it down to the code's
-//!   T/8 grid, and each up-sampling step and a last full-resolution 3 × 3 convolution read the
-//!   level of the same size (a U-Net's skip connections). A texel's output then follows its own
-//!   strand's shape, not only the 16-value code of the groom as a whole.
 
 use burn::nn::conv::{Conv2d, Conv2dConfig, ConvTranspose2d, ConvTranspose2dConfig};
 use burn::nn::{Initializer, Linear, LinearConfig, PaddingConfig2d};
@@ -68,9 +61,6 @@ pub struct DrapeNetConfig {
     /// Pose inputs (head rotation vector).
     #[config(default = 3)]
     pub pose: usize,
-    /// The deformation decoder also reads the posed groom's texture (skip connections).
-    #[config(default = false)]
-    pub unet: bool,
 }
 
 impl DrapeNetConfig {
@@ -79,12 +69,14 @@ impl DrapeNetConfig {
     }
 
     pub fn init_encoder<B: Backend>(&self, dev: &B::Device) -> GroomEncoder<B> {
+        let down = |ci, co| {
+            Conv2dConfig::new([ci, co], [4, 4])
+                .with_stride([2, 2])
+                .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
+                .init(dev)
+        };
         GroomEncoder {
-            convs: vec![
-                down(3 * self.points + 1, 64, dev),
-                down(64, 128, dev),
-                down(128, 128, dev),
-            ],
+            convs: vec![down(3 * self.points + 1, 64), down(64, 128), down(128, 128)],
             out: LinearConfig::new(128 * self.cells(), self.latent).init(dev),
         }
     }
@@ -101,24 +93,10 @@ impl DrapeNetConfig {
     }
 
     pub fn init_deform<B: Backend>(&self, dev: &B::Device) -> DeformDecoder<B> {
-        let groom = 3 * self.points + 1;
-        // The skip levels' widths (full, T/2, T/4, T/8); none without `unet`.
-        let skip = match self.unet {
-            true => [groom, 64, 128, 128],
-            false => [0; 4],
-        };
         DeformDecoder {
             first: LinearConfig::new(self.latent + self.shape + self.pose, 256).init(dev),
             second: LinearConfig::new(256, 256 * self.cells()).init(dev),
-            ups: vec![
-                up(256 + skip[3], 128, dev),
-                up(128 + skip[2], 96, dev),
-                up(96 + skip[1], 96, dev),
-            ],
-            skips: self.unet.then(|| Skips {
-                down: vec![down(groom, 64, dev), down(64, 128, dev), down(128, 128, dev)],
-                mix: conv3(96 + skip[0], 96, dev),
-            }),
+            ups: vec![up(256, 128, dev), up(128, 96, dev), up(96, 96, dev)],
             out: Conv2dConfig::new([96, 3 * self.points], [3, 3])
                 .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
                 .with_initializer(Initializer::Zeros)
@@ -126,21 +104,6 @@ impl DrapeNetConfig {
             side: self.texture / 8,
         }
     }
-}
-
-/// A 4 × 4 convolution of stride 2: half the texture's side.
-fn down<B: Backend>(ci: usize, co: usize, dev: &B::Device) -> Conv2d<B> {
-    Conv2dConfig::new([ci, co], [4, 4])
-        .with_stride([2, 2])
-        .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
-        .init(dev)
-}
-
-/// A 3 × 3 convolution keeping the texture's side.
-fn conv3<B: Backend>(ci: usize, co: usize, dev: &B::Device) -> Conv2d<B> {
-    Conv2dConfig::new([ci, co], [3, 3])
-        .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
-        .init(dev)
 }
 
 fn up<B: Backend>(ci: usize, co: usize, dev: &B::Device) -> ConvTranspose2d<B> {
@@ -188,93 +151,26 @@ impl<B: Backend> GroomDecoder<B> {
     }
 }
 
-/// `[latent, shape, pose]` `[B, latent + 6]` (and, for a U-Net, the posed grooms' textures
-/// `[B, 3N + 1, T, T]`) → output texture `[B, 3N, T, T]` (network units).
+/// `[latent, shape, pose]` `[B, latent + 6]` → displacement texture `[B, 3N, T, T]` (network units).
 #[derive(Module, Debug)]
 pub struct DeformDecoder<B: Backend> {
     first: Linear<B>,
     second: Linear<B>,
     ups: Vec<ConvTranspose2d<B>>,
-    /// A U-Net's layers (none for 003's decoder, whose model files from before the U-Net
-    /// load as they were).
-    skips: Option<Skips<B>>,
     out: Conv2d<B>,
     side: usize,
 }
 
-/// The U-Net's own layers of a [`DeformDecoder`].
-#[derive(Module, Debug)]
-pub struct Skips<B: Backend> {
-    /// The posed texture's way down (T/2, T/4, T/8).
-    down: Vec<Conv2d<B>>,
-    /// Full resolution: the last up-sampling's features beside the posed texture.
-    mix: Conv2d<B>,
-}
-
 impl<B: Backend> DeformDecoder<B> {
-    /// The texture's side T.
-    pub fn texture(&self) -> usize {
-        8 * self.side
-    }
-
-    /// Whether [`DeformDecoder::forward`] needs the posed grooms' textures.
-    pub fn reads_groom(&self) -> bool {
-        self.skips.is_some()
-    }
-
-    /// The output texture of `input` rows; `groom` is the rows' posed textures
-    /// ([`strand_texture`]), read only by a U-Net (which needs them).
-    pub fn forward(&self, input: Tensor<B, 2>, groom: Option<Tensor<B, 4>>) -> Tensor<B, 4> {
+    pub fn forward(&self, input: Tensor<B, 2>) -> Tensor<B, 4> {
         let b = input.dims()[0];
         let h = leaky_relu(self.first.forward(input), SLOPE);
         let mut h = leaky_relu(self.second.forward(h), SLOPE).reshape([b, 256, self.side, self.side]);
-        // The skip levels, finest first.
-        let mut levels = Vec::new();
-        if let Some(skips) = &self.skips {
-            let mut g = groom.expect("a U-Net decoder reads the posed groom's texture");
-            for d in &skips.down {
-                levels.push(g.clone());
-                g = leaky_relu(d.forward(g), SLOPE);
-            }
-            h = Tensor::cat(vec![h, g], 1);
-        }
-        for (k, u) in self.ups.iter().enumerate() {
+        for u in &self.ups {
             h = leaky_relu(u.forward(h), SLOPE);
-            // After each up-sampling but the last, the level of its size (T/4, then T/2); the
-            // full-resolution one goes to `mix`.
-            if !levels.is_empty() && k + 1 < self.ups.len() {
-                h = Tensor::cat(vec![h, levels[levels.len() - 1 - k].clone()], 1);
-            }
-        }
-        if let Some(skips) = &self.skips {
-            h = leaky_relu(
-                skips.mix.forward(Tensor::cat(vec![h, levels[0].clone()], 1)),
-                SLOPE,
-            );
         }
         self.out.forward(h)
     }
-}
-
-/// A groom's strands on its scalp texture (`[3N + 1]` channels of a `T × T` texture; the
-/// autoencoder reads the rest groom so, [`super::DrapeGroom::rest_texture`], and a U-Net
-/// decoder the posed one): channel `3k + a` is vertex k's axis a relative to the root, in the
-/// axes of `x` (the head's frame at rest, world axes posed; over [`UNIT_CM`]), the last channel
-/// 1 on occupied texels. `x` is the texture's strands (`cells × points`), `cells` their texels.
-pub fn strand_texture(x: &[glam::Vec3], cells: &[usize], points: usize, texture: usize) -> Vec<f32> {
-    let plane = texture * texture;
-    let mut out = vec![0.0f32; (3 * points + 1) * plane];
-    for (k, &c) in cells.iter().enumerate() {
-        let strand = &x[k * points..(k + 1) * points];
-        for (i, p) in strand.iter().enumerate() {
-            let r = (*p - strand[0]) / UNIT_CM;
-            for a in 0..3 {
-                out[(3 * i + a) * plane + c] = r[a];
-            }
-        }
-        out[3 * points * plane + c] = 1.0;
-    }
-    out
 }
 
 /// The strands of the occupied texels `cells` from a texture `[B, 3N, T, T]`: `[B, S, N, 3]`.
@@ -304,18 +200,10 @@ mod tests {
         let z = enc.forward(x);
         assert_eq!(z.dims(), [2, 16]);
         assert_eq!(dec.forward(z.clone()).dims(), [2, 15, 16, 16]);
-        let input = Tensor::cat(vec![z, Tensor::zeros([2, 6], &dev)], 1);
-        let d = def.forward(input.clone(), None);
+        let d = def.forward(Tensor::cat(vec![z, Tensor::zeros([2, 6], &dev)], 1));
         assert_eq!(d.dims(), [2, 15, 16, 16]);
         // An untrained deformation decoder moves nothing (its last layer starts at zero).
         let m: f32 = d.abs().max().into_scalar();
-        assert_eq!(m, 0.0);
-        // The U-Net reads the posed texture at every level and returns the same texture.
-        let unet = cfg.clone().with_unet(true).init_deform::<Flex>(&dev);
-        assert!(unet.reads_groom() && !def.reads_groom());
-        let u = unet.forward(input, Some(Tensor::ones([2, 16, 16, 16], &dev)));
-        assert_eq!(u.dims(), [2, 15, 16, 16]);
-        let m: f32 = u.abs().max().into_scalar();
         assert_eq!(m, 0.0);
         // Channel 3k + a of texel (i, j) is vertex k, axis a of cell i·T + j.
         let vals: Vec<f32> = (0..15 * 16 * 16).map(|i| i as f32).collect();

@@ -9,38 +9,25 @@ use burn::prelude::*;
 use glam::Vec3;
 
 use super::config::{DrapeOutput, DrapeTrainConfig};
-use super::energy::{DrapeMaterial, Fixed, Posed, Terms, energy_here, read_positions};
-use super::model::{DeformDecoder, GroomEncoder, UNIT_CM, condition, strand_texture, texture_strands};
+use super::energy::{DrapeMaterial, Fixed, Terms, energy_here, read_positions};
+use super::model::{DeformDecoder, GroomEncoder, UNIT_CM, condition, texture_strands};
 use super::{DrapeSubject, HeadRotation};
 use crate::collide::Colliders;
 use crate::error::{Error, Result};
 use crate::motion::Pose;
 use crate::neural::file::{NeuralFile, module_from_bytes, module_to_bytes};
 
-/// The decoder's output textures for rows of `[latent, condition]` ([`condition`]: the body's
-/// shape and the head's rotation) and, for a decoder that reads it, each row's posed groom
-/// (`posed`: the texture's strands as the row's pose holds them, and their texels).
+/// The decoder's displacement textures (in [`UNIT_CM`]) for rows of `[latent, condition]`
+/// ([`condition`]: the body's shape and the head's rotation).
 pub fn decode<B: Backend>(
     decoder: &DeformDecoder<B>,
     latents: &[Tensor<B, 2>],
     conditions: &[[f32; 6]],
-    posed: &[(&Posed, &[usize])],
 ) -> Tensor<B, 4> {
     let dev = latents[0].device();
     let c: Vec<f32> = conditions.iter().flatten().copied().collect();
     let c = Tensor::<B, 2>::from_data(TensorData::new(c, [conditions.len(), 6]), &dev);
-    let groom = decoder.reads_groom().then(|| {
-        let t = decoder.texture();
-        let rows: Vec<Tensor<B, 4>> = posed
-            .iter()
-            .map(|(p, cells)| {
-                let v = strand_texture(&p.x, cells, p.points, t);
-                Tensor::from_data(TensorData::new(v, [1, 3 * p.points + 1, t, t]), &dev)
-            })
-            .collect();
-        Tensor::cat(rows, 0)
-    });
-    decoder.forward(Tensor::cat(vec![Tensor::cat(latents.to_vec(), 0), c], 1), groom)
+    decoder.forward(Tensor::cat(vec![Tensor::cat(latents.to_vec(), 0), c], 1))
 }
 
 /// The positions `[S, N, 3]` (world) of one groom's drape from one row `[1, 3N, T, T]` of the
@@ -58,23 +45,24 @@ pub fn row_positions<B: Backend>(
     }
 }
 
-/// The decoder's drape (as displacements) of one groom (`latent` `[1, latent]`, its occupied
-/// texels `cells`, posed as `posed`) for a [`condition`] (body shape and head rotation), as
-/// positions `[S, N, 3]` (world) and the energy there.
+/// The decoder's drape of one groom (`latent` `[1, latent]`, its occupied texels `cells`) for a
+/// [`condition`] (body shape and head rotation), as positions `[S, N, 3]` (world) and the
+/// energy there.
 #[allow(clippy::too_many_arguments)]
 pub fn physics_loss<B: Backend>(
     decoder: &DeformDecoder<B>,
     latent: Tensor<B, 2>,
     condition: [f32; 6],
     cells: &[usize],
-    posed: &Posed,
+    fixed: &Fixed<B>,
     colliders: Option<(&Colliders, &[Pose])>,
     material: &DrapeMaterial,
 ) -> (Vec<Vec3>, Terms<B>) {
-    let fixed = Fixed::<B>::new(posed, &latent.device());
-    let texture = decode(decoder, &[latent], &[condition], &[(posed, cells)]);
-    let x = row_positions(DrapeOutput::Displacements, texture, cells, &fixed);
-    energy_here(x, &fixed, colliders, material)
+    let dev = latent.device();
+    let p = Tensor::<B, 2>::from_data(TensorData::new(condition.to_vec(), [1, 6]), &dev);
+    let texture = decoder.forward(Tensor::cat(vec![latent, p], 1));
+    let x = row_positions(DrapeOutput::Displacements, texture, cells, fixed);
+    energy_here(x, fixed, colliders, material)
 }
 
 /// A trained drape network.
@@ -96,17 +84,8 @@ pub fn latent_of<B: Backend>(
     encoder.forward(Tensor::from_data(TensorData::new(v, shape), dev))
 }
 
-/// What the model file's decoder takes (older files' decoders took no body shape), without and
-/// with the posed groom's texture.
+/// What the model file's decoder takes (older files' decoders took no body shape).
 const DECODER_INPUT: &str = "latent, body shape (3), head rotation vector (3)";
-const DECODER_INPUT_UNET: &str = "latent, body shape (3), head rotation vector (3), posed groom texture";
-
-fn decoder_input(cfg: &DrapeTrainConfig) -> &'static str {
-    match cfg.net().unet {
-        true => DECODER_INPUT_UNET,
-        false => DECODER_INPUT,
-    }
-}
 
 /// A trained drape network read from its model file.
 pub struct DrapeModel<B: Backend> {
@@ -123,7 +102,7 @@ impl<B: Backend> DrapeModel<B> {
             header: serde_json::json!({
                 "kind": "drape",
                 "paper": "Stuyck et al. 2025 (003), groom encoder + deformation decoder",
-                "decoder_input": decoder_input(cfg),
+                "decoder_input": DECODER_INPUT,
                 "config": cfg,
                 "latents": trained.latents.iter().map(|(n, v)| serde_json::json!({"name": n, "code": v})).collect::<Vec<_>>(),
                 "training": trained.summary,
@@ -155,7 +134,6 @@ impl<B: Backend> DrapeModel<B> {
             &self.decoder,
             std::slice::from_ref(latent),
             &[condition(&subject.shape_in(rotation), rotation)],
-            &[(posed, &subject.groom.cells)],
         );
         let fixed = Fixed::<B>::new(posed, &latent.device());
         read_positions(&row_positions(
@@ -172,14 +150,14 @@ impl<B: Backend> DrapeModel<B> {
         if f.header["kind"] != "drape" {
             return Err(bad(&format!("not a drape model (kind {})", f.header["kind"])));
         }
-        let config: DrapeTrainConfig = serde_json::from_value(f.header["config"].clone())
-            .map_err(|e| bad(&format!("bad config in the header: {e}")))?;
-        config.validate().map_err(|e| bad(&e))?;
-        if f.header["decoder_input"] != decoder_input(&config) {
+        if f.header["decoder_input"] != DECODER_INPUT {
             return Err(bad(
                 "made by an older tress, whose decoder takes no body shape: train it again with `tress train drape`",
             ));
         }
+        let config: DrapeTrainConfig = serde_json::from_value(f.header["config"].clone())
+            .map_err(|e| bad(&format!("bad config in the header: {e}")))?;
+        config.validate().map_err(|e| bad(&e))?;
         let net = config.net();
         let section = |n: &str| f.section(n).ok_or_else(|| bad(&format!("no {n} weights")));
         let encoder = module_from_bytes(net.init_encoder::<B>(dev), section("encoder")?, dev, path)?;

@@ -299,22 +299,13 @@ impl<B: AutodiffBackend> DecoderTraining<'_, B> {
             .zip(rots)
             .map(|(&g, r)| condition(&self.subjects[g].shape_in(r), r))
             .collect();
-        let poses = rows
-            .iter()
-            .zip(rots)
-            .map(|(&g, r)| self.subjects[g].pose(r))
-            .collect::<Result<Vec<_>>>()?;
-        let posed: Vec<_> = rows
-            .iter()
-            .zip(&poses)
-            .map(|(&g, p)| (&p.posed, self.subjects[g].groom.cells.as_slice()))
-            .collect();
-        let tex = decode(decoder, &lat, &conditions, &posed);
+        let tex = decode(decoder, &lat, &conditions);
         let mut energy_sum: Option<Tensor<B, 1>> = None;
         let mut reg_sum: Option<Tensor<B, 1>> = None;
         let mut sample_d: Vec<Tensor<B, 3>> = Vec::new();
-        for (r, (&g, pose)) in rows.iter().zip(&poses).enumerate() {
+        for (r, (&g, rot)) in rows.iter().zip(rots).enumerate() {
             let subject = &self.subjects[g];
+            let pose = subject.pose(rot)?;
             let cp = pose.contact();
             let fixed = Fixed::<B>::new(&pose.posed, dev);
             let x = row_positions(

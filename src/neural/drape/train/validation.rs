@@ -62,16 +62,9 @@ fn score<B: Backend>(
             .iter()
             .map(|r| condition(&subject.shape_in(r), r))
             .collect();
-        let poses = rotations
-            .iter()
-            .map(|r| subject.pose(r))
-            .collect::<Result<Vec<_>>>()?;
-        let rows: Vec<_> = poses
-            .iter()
-            .map(|p| (&p.posed, subject.groom.cells.as_slice()))
-            .collect();
-        let tex = decoder.map(|d| decode(d, &vec![latent.clone(); rotations.len()], &conditions, &rows));
-        for (k, pose) in poses.iter().enumerate() {
+        let tex = decoder.map(|d| decode(d, &vec![latent.clone(); rotations.len()], &conditions));
+        for (k, r) in rotations.iter().enumerate() {
+            let pose = subject.pose(r)?;
             let (posed, cp) = (&pose.posed, pose.contact());
             let fixed = Fixed::<B>::new(posed, &dev);
             let x = match &tex {
