@@ -490,7 +490,7 @@ fn close(a: &Value, b: &Value) -> bool {
 /// 003's claim at a size CI trains in a minute: a network trained by the energy alone on a few
 /// grooms drapes a groom it never saw (other seed, length and curl) lower in energy than the
 /// rigidly posed input, in every pose (`energy` against `posed_energy` of `tress drape --json`).
-/// drape_small's balance; measured when written without it: 1.1–1.2 lower.
+/// Trained with `balance` as drape_small is; without it the drape was 1.1–1.2 below the input.
 #[test]
 fn a_trained_network_lowers_the_energy_of_a_groom_it_never_saw() {
     let dir = common::temp_dir("drape_unseen");
@@ -561,8 +561,8 @@ validation_poses = 1
             p["energy"]["total"].as_f64().unwrap(),
             p["posed_energy"]["total"].as_f64().unwrap(),
         );
-        // Half a unit (a strand's vertices half a cm lower on average) below the input: an
-        // untrained decoder returns the input itself.
+        // Half a unit of energy per strand below the input (its vertices 0.5 cm lower in sum
+        // at equal elastic terms): an untrained decoder returns the input itself.
         assert!(
             e < posed - 0.5,
             "pose {}: network energy {e}, posed input {posed}: {p}",
