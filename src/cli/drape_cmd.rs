@@ -11,6 +11,7 @@ use super::report::output_file;
 use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::Transform;
+use crate::neural::drape::calibrate::{Calibration, calibrate};
 use crate::neural::drape::config::GroomEntry;
 use crate::neural::drape::draper::{DrapeSolver, Draper, DraperSpec};
 use crate::neural::drape::energy::TermValues;
@@ -18,6 +19,7 @@ use crate::neural::drape::scene::drape_scene;
 use crate::neural::drape::solve::energy_at;
 use crate::neural::drape::{DrapeMaterial, DrapeMetrics, PoseSet};
 use crate::pipeline::progress::FrameProgress;
+use crate::sim::Material;
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["groom", "grooms"])))]
@@ -58,6 +60,10 @@ pub struct DrapeArgs {
     /// with.
     #[arg(long, value_name = "FILE")]
     pub material: Option<PathBuf>,
+    /// A simulation material (straight, wavy, curly or a file) whose sag the drape's Cosserat
+    /// stiffness is matched to on each groom's strands (a cantilever test; direct solvers).
+    #[arg(long, value_name = "PRESET|FILE", conflicts_with = "material")]
+    pub sim_material: Option<String>,
     /// Scalp texture size: the groom is draped as one strand per occupied texel of a T × T map
     /// of root positions, then carried back to all its strands [default: 32, a network's own].
     #[arg(long, value_name = "T")]
@@ -92,6 +98,8 @@ struct Draped {
     per_pose: Vec<serde_json::Value>,
     files: Vec<PathBuf>,
     head: String,
+    /// The cantilever test of `--sim-material`.
+    calibration: Option<Calibration>,
 }
 
 /// Drapes one groom for every pose and writes its caches.
@@ -100,10 +108,10 @@ fn drape_one(
     name: &str,
     spec: &str,
     t: &Transform,
-    setup: &Draper,
+    setup: &mut Draper,
     poses: &PoseSet,
+    sim_material: Option<&Material>,
 ) -> Result<Draped> {
-    let material = &setup.material;
     let entry = GroomEntry {
         name: name.to_string(),
         groom: spec.to_string(),
@@ -112,8 +120,25 @@ fn drape_one(
         body: a.head.body.clone(),
         ..Default::default()
     };
-    let ds = drape_scene(&entry, t, a.sdf_cell, setup.texture, setup.points, material)?;
+    let ds = drape_scene(
+        &entry,
+        t,
+        a.sdf_cell,
+        setup.texture,
+        setup.points,
+        &setup.material,
+    )?;
     let (subject, scene) = (&ds.subject, &ds.scene);
+    let calibration = match sim_material {
+        Some(m) => {
+            let base = setup.material.clone();
+            let (fitted, c) = calibrate(&scene.groom, m, setup.points, &base)?;
+            setup.material = fitted;
+            Some(c)
+        }
+        None => None,
+    };
+    let setup = &*setup;
     let topology = scene.groom.to_strands();
     let info = CacheInfo {
         topology,
@@ -131,6 +156,12 @@ fn drape_one(
             subject.groom.strands(),
             ds.head
         );
+        if let Some(c) = &calibration {
+            eprintln!(
+                "          Cosserat stiffness {:.3} from --sim-material: tips fall {:.1} cm simulated, {:.1} cm draped ({} strands of {:.1} cm)",
+                c.cosserat, c.sim_drop_cm, c.drape_drop_cm, c.strands, c.length_cm
+            );
+        }
     }
     let latent = setup.latent(subject);
     let mut progress = FrameProgress::new(name, poses.pose.len() as u64, a.json);
@@ -192,6 +223,7 @@ fn drape_one(
         per_pose,
         files,
         head: ds.head.clone(),
+        calibration,
     })
 }
 
@@ -259,7 +291,16 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
     if !(a.space.scale > 0.0 && a.space.scale.is_finite()) {
         return Err(Error::Invalid("--scale must be positive".into()));
     }
-    let setup = setup(a)?;
+    let mut setup = setup(a)?;
+    let sim_material = match &a.sim_material {
+        Some(_) if a.solver == DrapeSolver::Network => {
+            return Err(Error::Invalid(
+                "--sim-material: a network drapes with the material it was trained with".into(),
+            ));
+        }
+        Some(m) => Some(Material::preset(m).map_err(|e| Error::Invalid(format!("--sim-material: {e}")))?),
+        None => None,
+    };
     super::distinct_outputs(&a.output)?;
     let poses = PoseSet::load(&a.poses)?;
     let t = Transform {
@@ -279,7 +320,15 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
     let clock = Instant::now();
     let mut done = Vec::new();
     for (name, spec) in grooms {
-        done.push(drape_one(a, &name, &spec, &t, &setup, &poses)?);
+        done.push(drape_one(
+            a,
+            &name,
+            &spec,
+            &t,
+            &mut setup,
+            &poses,
+            sim_material.as_ref(),
+        )?);
     }
     let before: Vec<DrapeMetrics> = done.iter().flat_map(|d| d.before.clone()).collect();
     let after: Vec<DrapeMetrics> = done.iter().flat_map(|d| d.after.clone()).collect();
@@ -318,6 +367,7 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
                 "energy": TermValues::mean(d.energies.iter().map(|e| &e.1)),
                 "posed_energy": TermValues::mean(d.energies.iter().map(|e| &e.0)),
                 "per_pose": d.per_pose,
+                "calibration": d.calibration,
                 "outputs": d.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "material": setup.material,

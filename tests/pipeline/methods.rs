@@ -371,3 +371,58 @@ fn the_drape_example_runs_end_to_end() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A job's drape by a direct solver takes its Cosserat stiffness from the job's `[material]`
+/// (the cantilever test of `neural::drape::calibrate`, recorded in the stage's figures): the
+/// draped tips fall as far as the simulated ones, a stiffer material gives a stiffer drape, and
+/// `[drape.material]` is taken as written.
+#[test]
+fn a_direct_drape_takes_its_stiffness_from_the_job_material() {
+    let dir = common::temp_dir("pipeline-drape-material");
+    let drape = "[drape]\nenabled = true\nsolver = \"lbfgs\"\ntexture = 8\npoints = 8\niterations = 2\n";
+    let figures = |out: &str, extra: &str| -> Value {
+        let job = write_job(&dir, out, &format!("{drape}{extra}"));
+        run(&[
+            "run",
+            job.to_str().unwrap(),
+            "--frames",
+            "1-1",
+            "--only",
+            "prepare",
+            "drape",
+            "--json",
+        ]);
+        serde_json::from_slice(&std::fs::read(dir.join(out).join("drape/drape.1-1.json")).unwrap()).unwrap()
+    };
+    let soft = figures("soft", "");
+    let stiff = figures(
+        "stiff",
+        "[material]\nbend = 1.0e8\ntwist = 5.0e7\naltitude = 3.0e6\n",
+    );
+    let own = figures("own", "[drape.material]\ncosserat = 42.0\n");
+    let k = |v: &Value| v["calibration"]["cosserat"].as_f64().unwrap();
+    for v in [&soft, &stiff] {
+        let c = &v["calibration"];
+        assert!(k(v) > 0.0 && k(v).is_finite(), "{c}");
+        assert_eq!(v["material"]["cosserat"].as_f64(), Some(k(v)));
+        assert!(
+            v["material_from"]
+                .as_str()
+                .unwrap()
+                .starts_with("[material] wavy"),
+            "{v}"
+        );
+        let (sim, drape) = (
+            c["sim_drop_cm"].as_f64().unwrap(),
+            c["drape_drop_cm"].as_f64().unwrap(),
+        );
+        assert!(sim > 0.0 && (drape - sim).abs() <= 0.01 * sim, "{c}");
+    }
+    assert!(k(&stiff) > 1.2 * k(&soft), "{} against {}", k(&stiff), k(&soft));
+    assert_eq!(own["material"]["cosserat"].as_f64(), Some(42.0));
+    assert!(
+        own["calibration"].is_null() && own["material_from"] == "drape.material",
+        "{own}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -9,12 +9,14 @@
 //! - [`model`]: the groom autoencoder and the deformation decoder (003 §3.2, §3.4);
 //!   [`config`]: their training config; [`train`]: their training by the drape energy
 //!   (`tress train drape`); [`network`]: the trained network at work and its model file;
+//! - [`calibrate`]: the Cosserat stiffness matched to a simulation material (a cantilever test);
 //! - [`draper`]: one drape by any solver (network, Adam, L-BFGS, XPBD), for `tress drape` and
 //!   the job's drape stage; [`interp`]: the drape behind the upsampling seam (the row `drape`);
 //! - this module: the groom on its scalp texture (003 §3.1: one strand of N vertices per texel of
 //!   a T × T root-UV map, empty texels masked; the uv grid of [`crate::neural::grid`]) and the
 //!   metrics of 003 Table 1.
 
+pub mod calibrate;
 pub mod config;
 pub mod draper;
 pub mod energy;

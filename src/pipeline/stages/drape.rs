@@ -17,7 +17,8 @@ use super::prepare;
 use crate::cache::{CacheInfo, SinkOptions, create_sink};
 use crate::error::{Error, Result};
 use crate::groom::Groom;
-use crate::neural::drape::draper::Draper;
+use crate::neural::drape::calibrate::calibrate;
+use crate::neural::drape::draper::{DrapeSolver, Draper};
 use crate::neural::drape::{DrapeGroom, DrapeMetrics, DrapeSubject, HeadRotation};
 use crate::pipeline::engine::{Chunk, Ctx, Info, Inputs, OutputFile, Stage};
 use crate::pipeline::job::{DrapeSpec, Job, drape_key};
@@ -43,6 +44,8 @@ pub struct DrapeStage;
 struct Key<'a> {
     scene: SceneKey<'a>,
     drape: &'a DrapeSpec,
+    /// The simulation material the direct solvers' stiffness is calibrated to.
+    material: &'a crate::sim::Material,
     range: [i64; 2],
 }
 
@@ -68,6 +71,7 @@ impl Stage for DrapeStage {
         Ok(Inputs::new(&Key {
             scene: SceneKey::of(j),
             drape: &j.drape,
+            material: &j.material,
             range: [a, b],
         })
         .reads(prepare::outputs(cx)?)
@@ -110,8 +114,23 @@ pub fn draped_texture(cx: &Ctx) -> Result<(usize, usize)> {
 /// Drapes the frames of chunk `chunk`; returns the files written.
 fn drape(cx: &Ctx, chunk: Chunk) -> Result<Vec<String>> {
     let job = cx.job;
-    let draper = Draper::new(&job.drape.draper_spec(&drape_key))?;
+    let mut draper = Draper::new(&job.drape.draper_spec(&drape_key))?;
     let scene = prepare::scene(cx)?;
+    // A network drapes with the material it was trained with and `[drape.material]` is the
+    // user's own; otherwise the direct solvers' Cosserat stiffness is the job's `[material]`'s,
+    // measured by a cantilever test on the groom's strands.
+    let (source, calibration) = match (draper.solver, &job.drape.material) {
+        (DrapeSolver::Network, _) => ("the network's training".to_string(), None),
+        (_, Some(_)) => ("drape.material".to_string(), None),
+        (_, None) => {
+            let (m, c) = calibrate(&scene.groom.groom, &job.material, draper.points, &draper.material)?;
+            draper.material = m;
+            (
+                format!("[material] {} (cantilever test)", job.material_preset),
+                Some(c),
+            )
+        }
+    };
     let (colliders, center, body) = (scene.colliders.clone(), scene.center(), scene.body.clone());
     let texture = DrapeGroom::new(&scene.groom.groom, draper.texture, draper.points)?;
     // The job's tracks place the head; no pivot is needed.
@@ -139,6 +158,12 @@ fn drape(cx: &Ctx, chunk: Chunk) -> Result<Vec<String>> {
                 .as_str()
                 .unwrap_or_default()
         );
+        if let Some(c) = &calibration {
+            eprintln!(
+                "           Cosserat stiffness {:.3} from {source}: tips fall {:.1} cm simulated, {:.1} cm draped ({} strands of {:.1} cm)",
+                c.cosserat, c.sim_drop_cm, c.drape_drop_cm, c.strands, c.length_cm
+            );
+        }
     }
     let latent = draper.latent(&subject);
     let mut progress = FrameProgress::new(NAME, (b - a + 1).max(0) as u64, cx.quiet);
@@ -179,6 +204,8 @@ fn drape(cx: &Ctx, chunk: Chunk) -> Result<Vec<String>> {
         "posed": DrapeMetrics::mean(&before),
         "draped": DrapeMetrics::mean(&after),
         "material": draper.material,
+        "material_from": source,
+        "calibration": calibration,
         "per_frame": frames,
     });
     let jname = cx.write_json(&figures(a, b), &summary)?;
