@@ -131,8 +131,8 @@ fn drape_one(
     let (subject, scene) = (&ds.subject, &ds.scene);
     let calibration = match sim_material {
         Some(m) => {
-            let base = setup.material.clone();
-            let (fitted, c) = calibrate(&scene.groom, m, setup.points, &base)?;
+            // `--material` conflicts with `--sim-material`: each groom starts from the default.
+            let (fitted, c) = calibrate(&scene.groom, m, setup.points, &DrapeMaterial::default())?;
             setup.material = fitted;
             Some(c)
         }
