@@ -27,7 +27,8 @@ use serde::Serialize;
 use super::DrapeMaterial;
 use crate::collide::Colliders;
 use crate::error::{Error, Result};
-use crate::groom::{Groom, resample};
+use crate::groom::resample::sample_over;
+use crate::groom::{Groom, strand_length};
 use crate::motion::{HeadTrack, Pose};
 use crate::sim::{Material, SimOptions, Simulation};
 
@@ -106,13 +107,7 @@ fn settle(strands: &[Vec<Vec3>], material: &Material) -> Result<(Vec<Vec<Vec3>>,
     let counts: Vec<u32> = strands.iter().map(|s| s.len() as u32).collect();
     let points: Vec<Vec3> = strands.iter().flatten().copied().collect();
     let groom = Groom::new(points, counts, Default::default())?;
-    let still = HeadTrack::still(Pose::IDENTITY);
-    let colliders = Colliders {
-        parts: Vec::new(),
-        head: still.clone(),
-        torso: still,
-        props: Vec::new(),
-    };
+    let colliders = Colliders::on_head(Vec::new(), HeadTrack::still(Pose::IDENTITY));
     let options = SimOptions {
         hair_hair: false,
         strand_contacts: false,
@@ -149,10 +144,11 @@ fn settle(strands: &[Vec<Vec3>], material: &Material) -> Result<(Vec<Vec<Vec3>>,
     Ok((out, seconds))
 }
 
+/// `strand` at `points` vertices evenly spaced by arc length.
 fn resampled(strand: &[Vec3], points: usize) -> Vec<Vec3> {
-    let g = Groom::new(strand.to_vec(), vec![strand.len() as u32], Default::default())
-        .expect("one strand's counts add up");
-    resample(&g, points).points().to_vec()
+    let mut out = Vec::with_capacity(points);
+    sample_over(strand, points, strand_length(strand), &mut out);
+    out
 }
 
 /// Fits `base`'s `k_cos` to `material` on `groom`'s strands draped with `points` vertices;
@@ -201,11 +197,7 @@ pub fn calibrate(
     }
     let k = 10f64.powf(0.5 * (lo + hi));
     let draped: Vec<Vec<Vec3>> = styled.iter().map(|s| cantilever(s, k, base.weight)).collect();
-    let length = strands
-        .iter()
-        .map(|s| s.windows(2).map(|e| e[0].distance(e[1]) as f64).sum::<f64>())
-        .sum::<f64>()
-        / strands.len() as f64;
+    let length = strands.iter().map(|s| strand_length(s) as f64).sum::<f64>() / strands.len() as f64;
     let calibration = Calibration {
         cosserat: k,
         strands: strands.len(),

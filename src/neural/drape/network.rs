@@ -58,9 +58,7 @@ pub fn physics_loss<B: Backend>(
     colliders: Option<(&Colliders, &[Pose])>,
     material: &DrapeMaterial,
 ) -> (Vec<Vec3>, Terms<B>) {
-    let dev = latent.device();
-    let p = Tensor::<B, 2>::from_data(TensorData::new(condition.to_vec(), [1, 6]), &dev);
-    let texture = decoder.forward(Tensor::cat(vec![latent, p], 1));
+    let texture = decode(decoder, &[latent], &[condition]);
     let x = row_positions(DrapeOutput::Displacements, texture, cells, fixed);
     energy_here(x, fixed, colliders, material)
 }
