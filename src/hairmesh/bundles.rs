@@ -10,7 +10,7 @@
 //! conjugate gradients needed about 50 iterations. Large bundles (the wide procedural sheets of
 //! the benchmark) keep the preconditioned conjugate gradients: their band would be wide.
 
-use glam::{DMat3, DVec3, Mat3};
+use glam::{DMat3, DVec3, Mat3A};
 use nalgebra_sparse::CsrMatrix;
 use petgraph::unionfind::UnionFind;
 
@@ -42,7 +42,7 @@ pub type Projector = DMat3;
 impl BundleSolver {
     /// The solver for `mesh` with the matrix pattern `a` (upper triangle), or `None` when a
     /// bundle has more than [`MAX_DIRECT_COLUMNS`] columns.
-    pub fn new(mesh: &HairMesh, a: &CsrMatrix<Mat3>) -> Option<BundleSolver> {
+    pub fn new(mesh: &HairMesh, a: &CsrMatrix<Mat3A>) -> Option<BundleSolver> {
         let columns = mesh.columns();
         // Bundles: columns joined by faces.
         let mut sets = UnionFind::<usize>::new(columns);
@@ -98,7 +98,7 @@ impl BundleSolver {
 
     /// Solves `(S A S + I − S) y = r` exactly, bundle by bundle (`r` already filtered), with `S`
     /// the vertices' projectors. `false` when a bundle's matrix is not positive definite.
-    pub fn solve(&mut self, a: &CsrMatrix<Mat3>, s: &[Projector], r: &[DVec3], y: &mut [DVec3]) -> bool {
+    pub fn solve(&mut self, a: &CsrMatrix<Mat3A>, s: &[Projector], r: &[DVec3], y: &mut [DVec3]) -> bool {
         let offsets = a.row_offsets();
         let cols = a.col_indices();
         let blocks = a.values();

@@ -4,7 +4,7 @@
 //! hair; and their forces and Jacobians assembled into the implicit step's system (Baraff &
 //! Witkin Eq. 16).
 
-use glam::{DVec3, Mat3, Vec3};
+use glam::{DVec3, Mat3A, Vec3A, Vec3Swizzles};
 
 use super::{HairMeshParams, HairMeshSim};
 use crate::error::{Error, Result};
@@ -217,13 +217,13 @@ impl HairMeshSim {
     pub(super) fn assemble(&mut self, h: f64, b: &mut [DVec3]) {
         let p = &self.params;
         let values = self.a.values_mut();
-        values.fill(Mat3::ZERO);
+        values.fill(Mat3A::ZERO);
         let g = DVec3::new(0.0, -p.gravity, 0.0);
         for (i, bi) in b.iter_mut().enumerate() {
             let m = self.mass[i];
             *bi = m * g - p.drag * m * self.v[i];
             values[self.diag_slot[i] as usize] +=
-                Mat3::from_diagonal(Vec3::splat((m * (1.0 + h * p.drag)) as f32));
+                Mat3A::from_diagonal(glam::Vec3::splat((m * (1.0 + h * p.drag)) as f32));
         }
         let (x, v) = (&self.x, &self.v);
         for t in &self.tris {
@@ -245,10 +245,10 @@ impl HairMeshSim {
     }
 }
 
-/// `a bᵀ` in single precision.
-#[inline]
-pub(super) fn outer(a: Vec3, b: Vec3) -> Mat3 {
-    Mat3::from_cols(a * b.x, a * b.y, a * b.z)
+/// `a bᵀ` in single precision (four-lane columns).
+#[inline(always)]
+pub(super) fn outer(a: Vec3A, b: Vec3A) -> Mat3A {
+    Mat3A::from_cols(a * b.xxx(), a * b.yyy(), a * b.zzz())
 }
 
 /// One condition's share of the implicit step (Baraff & Witkin Eq. 16): with stiffness `k` and
@@ -272,7 +272,7 @@ pub(super) fn assemble_rank_one(
     v: &[DVec3],
     h: f64,
     damping: f64,
-    values: &mut [Mat3],
+    values: &mut [Mat3A],
     b: &mut [DVec3],
 ) {
     let cdot: f64 = q.v.iter().zip(grad).map(|(&i, g)| g.dot(v[i as usize])).sum();
@@ -280,7 +280,7 @@ pub(super) fn assemble_rank_one(
     for (&i, g) in q.v.iter().zip(grad) {
         b[i as usize] -= scale * *g;
     }
-    let gs = q.order.map(|a| grad[a as usize].as_vec3());
+    let gs = q.order.map(|a| grad[a as usize].as_vec3a());
     let s = s as f32;
     let mut k = 0;
     for p_ in 0..4 {
@@ -307,7 +307,7 @@ pub(super) fn assemble_tri(
     v: &[DVec3],
     h: f64,
     damping: f64,
-    values: &mut [Mat3],
+    values: &mut [Mat3A],
     b: &mut [DVec3],
 ) {
     let r = &t.rest;
@@ -320,7 +320,7 @@ pub(super) fn assemble_tri(
     let vv = be[0] * vs[0] + be[1] * vs[1] + be[2] * vs[2];
     // Forces: bᵢ −= αᵢ f_u + βᵢ f_v.
     let mut f = [DVec3::ZERO; 2];
-    let mut m = [Mat3::ZERO; 2];
+    let mut m = [Mat3A::ZERO; 2];
     for (dir, (w, vel)) in [(wu, vu), (wv, vv)].into_iter().enumerate() {
         let len = w.length();
         if len.is_nan() || len <= 1e-8 {
@@ -331,19 +331,19 @@ pub(super) fn assemble_tri(
         let c = a * (len - 1.0);
         let (scale, s) = condition(c, a * wh.dot(vel), k, h, damping);
         f[dir] += (scale * a) * wh;
-        let whf = wh.as_vec3();
+        let whf = wh.as_vec3a();
         let ww = outer(whf, whf);
         m[dir] += ww * (s * a * a) as f32;
         if len > 1.0 {
             let s = k * c * a / len;
             f[dir] += (h * s) * (vel - vel.dot(wh) * wh);
-            m[dir] += (Mat3::IDENTITY - ww) * (h * h * s) as f32;
+            m[dir] += (Mat3A::IDENTITY - ww) * (h * h * s) as f32;
         }
     }
     let (scale, s) = condition(a * wu.dot(wv), a * (wv.dot(vu) + wu.dot(vv)), t.k[2], h, damping);
     f[0] += (scale * a) * wv;
     f[1] += (scale * a) * wu;
-    let (wuf, wvf) = (wu.as_vec3(), wv.as_vec3());
+    let (wuf, wvf) = (wu.as_vec3a(), wv.as_vec3a());
     let s = (s * a * a) as f32;
     m[0] += outer(wvf, wvf) * s;
     m[1] += outer(wuf, wuf) * s;

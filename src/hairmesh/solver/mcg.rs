@@ -3,10 +3,10 @@
 //! symmetric block Gauss–Seidel over the mesh's columns; or, for meshes of small separate
 //! bundles, a direct solve per bundle.
 
-use glam::{DMat3, DVec3};
+use glam::{DMat3, DVec3, Mat3A, Vec3A};
 
 use super::HairMeshSim;
-use super::system::{mat_t_vec, mat_vec};
+use super::system::mat_vec_f32;
 
 /// How a vertex's velocity change is constrained in the solve (Baraff & Witkin §5.3).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,7 +42,7 @@ impl HairMeshSim {
     pub(super) fn mcg(&self, h: f64, b: &[DVec3], filter: &[Filter], z: &[DVec3], dv: &mut [DVec3]) -> usize {
         let n = b.len();
         let pre = ColumnPreconditioner::new(self, filter);
-        let mut acc = vec![DVec3::ZERO; n];
+        let mut acc = Scratch::new(n);
         // Warm start: in the free directions, the last steps' changes extrapolated (quadratic
         // once there are three: smooth motion changes them smoothly; this takes 25 to 16
         // iterations on the bench's walk), the prescribed change in the constrained ones.
@@ -60,7 +60,7 @@ impl HairMeshSim {
         // ‖v‖² in M⁻¹: with v̂ = P⁻¹ v, v̂ᵀ D v̂.
         let mut t = vec![DVec3::ZERO; n];
         let mut u = vec![DVec3::ZERO; n];
-        let norm = |v: &[DVec3], t: &mut [DVec3], u: &mut [DVec3], acc: &mut [DVec3]| -> f64 {
+        let norm = |v: &[DVec3], t: &mut [DVec3], u: &mut [DVec3], acc: &mut Scratch| -> f64 {
             self.forward(&pre, filter, v, t, acc);
             pre.mul_d(t, u);
             dot(t, u)
@@ -171,63 +171,88 @@ impl HairMeshSim {
         start..self.a.row_offsets()[i + 1]
     }
 
-    /// `t = (D + L)⁻¹ v` on the filtered system: column by column from the first, each solved
-    /// exactly and then pushing its coupling to the later columns (the upper blocks of its rows,
-    /// transposed). `acc` is scratch.
+    /// `t = (D + L)⁻¹ v` on the filtered system: column by column from the first, each row
+    /// gathering its coupling to the earlier (already solved) columns through the lower
+    /// triangle's blocks, then the column solved exactly. The coupling products run in single
+    /// precision on four-lane columns (the solve's tolerance, 10⁻³, is far above their
+    /// rounding); the column solves and the iteration's vectors stay double.
     pub(super) fn forward(
         &self,
         pre: &ColumnPreconditioner,
         filter: &[Filter],
         v: &[DVec3],
         t: &mut [DVec3],
-        acc: &mut [DVec3],
+        scratch: &mut Scratch,
     ) {
         let layers = self.mesh.layers;
-        let blocks = self.a.values();
-        acc.fill(DVec3::ZERO);
-        for (c, range) in (0..v.len()).step_by(layers).map(|s| s..s + layers).enumerate() {
+        let lower = &self.lower;
+        let Scratch { acc, tf } = scratch;
+        for c in 0..v.len() / layers {
+            let range = c * layers..(c + 1) * layers;
             for i in range.clone() {
-                acc[i] = v[i] - filter[i].apply(acc[i]);
+                let r = lower.offsets[i]..lower.offsets[i + 1];
+                let mut s = Vec3A::ZERO;
+                for (m, &j) in pre.lower[r.clone()].iter().zip(&lower.col[r]) {
+                    s += mat_vec_f32(m, tf[j as usize]);
+                }
+                acc[i] = v[i] - filter[i].apply(s.as_dvec3());
             }
             pre.solve_column(c, &acc[range.clone()], &mut t[range.clone()]);
             for i in range {
                 let ti = filter[i].apply(t[i]);
                 t[i] = ti;
-                let r = self.off_column(i);
-                for (m, &j) in blocks[r.clone()].iter().zip(&self.block_col[r]) {
-                    acc[j as usize] += mat_t_vec(m, ti);
-                }
+                tf[i] = ti.as_vec3a();
             }
         }
     }
 
     /// `t = (D + U)⁻¹ v` on the filtered system: column by column from the last, each row
-    /// gathering its coupling to the later (already solved) columns first.
+    /// gathering its coupling to the later (already solved) columns first (single-precision
+    /// products as in [`Self::forward`]).
     pub(super) fn backward(
         &self,
         pre: &ColumnPreconditioner,
         filter: &[Filter],
         v: &[DVec3],
         t: &mut [DVec3],
-        acc: &mut [DVec3],
+        scratch: &mut Scratch,
     ) {
         let layers = self.mesh.layers;
         let blocks = self.a.values();
+        let Scratch { acc, tf } = scratch;
         let columns = v.len() / layers;
         for c in (0..columns).rev() {
             let range = c * layers..(c + 1) * layers;
             for i in range.clone() {
                 let r = self.off_column(i);
-                let mut s = DVec3::ZERO;
+                let mut s = Vec3A::ZERO;
                 for (m, &j) in blocks[r.clone()].iter().zip(&self.block_col[r]) {
-                    s += mat_vec(m, t[j as usize]);
+                    s += mat_vec_f32(m, tf[j as usize]);
                 }
-                acc[i] = v[i] - filter[i].apply(s);
+                acc[i] = v[i] - filter[i].apply(s.as_dvec3());
             }
             pre.solve_column(c, &acc[range.clone()], &mut t[range.clone()]);
             for i in range {
-                t[i] = filter[i].apply(t[i]);
+                let ti = filter[i].apply(t[i]);
+                t[i] = ti;
+                tf[i] = ti.as_vec3a();
             }
+        }
+    }
+}
+
+/// The sweeps' scratch: the gathered right-hand side of each column, and the solution so far
+/// in single precision for the coupling products.
+pub(super) struct Scratch {
+    acc: Vec<DVec3>,
+    tf: Vec<Vec3A>,
+}
+
+impl Scratch {
+    pub(super) fn new(n: usize) -> Scratch {
+        Scratch {
+            acc: vec![DVec3::ZERO; n],
+            tf: vec![Vec3A::ZERO; n],
         }
     }
 }
@@ -253,6 +278,9 @@ pub(super) struct ColumnPreconditioner {
     pub(super) up: Vec<DMat3>,
     /// Per vertex: its filtered diagonal block.
     pub(super) diag: Vec<DMat3>,
+    /// The lower triangle's off-column blocks in the order of [`super::system::LowerPattern`]
+    /// (transposes of the upper triangle's), for the forward sweep.
+    pub(super) lower: Vec<Mat3A>,
 }
 
 /// One vertex's share of its column's block LDU factorization.
@@ -298,11 +326,18 @@ impl ColumnPreconditioner {
             factor[i].inv_d = inv_d;
             factor[i].g = inv_d * up[i];
         }
+        let lower = sim
+            .lower
+            .slot
+            .iter()
+            .map(|&k| vals[k as usize].transpose())
+            .collect();
         ColumnPreconditioner {
             layers,
             factor,
             up,
             diag,
+            lower,
         }
     }
 

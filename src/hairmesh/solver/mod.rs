@@ -24,7 +24,7 @@ mod params;
 mod step;
 mod system;
 
-use glam::{DVec3, Mat3, Vec3};
+use glam::{DVec3, Mat3A, Vec3};
 use nalgebra_sparse::CsrMatrix;
 use serde::Serialize;
 
@@ -77,12 +77,14 @@ pub struct HairMeshSim {
     /// of 3 × 3 in single precision (block compressed rows, columns sorted, the diagonal block
     /// first in its row), its pattern fixed at set-up; element slots index its values. The
     /// solve's tolerance is far above their rounding; forces and right-hand side are double.
-    a: CsrMatrix<Mat3>,
+    a: CsrMatrix<Mat3A>,
     diag_slot: Vec<u32>,
     /// Per vertex: the slot of its block coupling to the next vertex up its column.
     up_slot: Vec<u32>,
     /// The matrix's block columns again as u32, for the solver's products.
     block_col: Vec<u32>,
+    /// The lower triangle's off-column blocks, row by row, for the forward sweep.
+    lower: system::LowerPattern,
     laplacian: CsrMatrix<f64>,
     /// 1 / the number of edges at each vertex (at least one): the Jacobi preconditioner of the
     /// deformation solve.
@@ -126,6 +128,7 @@ impl HairMeshSim {
         hinges.sort_by_key(|q| q.v.iter().min().copied());
         tets.sort_by_key(|q| q.v.iter().min().copied());
         let (a, diag_slot, up_slot) = system::pattern(&mesh, &mut tris, &mut hinges, &mut tets)?;
+        let lower = system::LowerPattern::new(&a, &up_slot);
         let (laplacian, degree) = system::laplacian(&mesh);
         let bundles = super::bundles::BundleSolver::new(&mesh, &a);
         Ok(HairMeshSim {
@@ -141,6 +144,7 @@ impl HairMeshSim {
             diag_slot,
             up_slot,
             block_col: a.col_indices().iter().map(|&j| j as u32).collect(),
+            lower,
             a,
             laplacian,
             inv_degree: degree.iter().map(|d| 1.0 / d.max(1.0)).collect(),

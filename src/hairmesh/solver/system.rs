@@ -2,7 +2,7 @@
 //! sharing an element, upper triangle) with each element's slots, products with it, and the
 //! edge-graph Laplacian of the deformation minimization (002 Eq. 4).
 
-use glam::{DVec3, Mat3};
+use glam::{DVec3, Mat3A, Vec3A};
 use nalgebra_sparse::pattern::SparsityPattern;
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 
@@ -20,7 +20,7 @@ pub(super) fn pattern(
     tris: &mut [Tri],
     hinges: &mut [Quad4],
     tets: &mut [Quad4],
-) -> Result<(CsrMatrix<Mat3>, Vec<u32>, Vec<u32>)> {
+) -> Result<(CsrMatrix<Mat3A>, Vec<u32>, Vec<u32>)> {
     let n = mesh.vertex_count();
     let mut neighbours: Vec<Vec<u32>> = (0..n as u32).map(|i| vec![i]).collect();
     let mut link = |vs: &[u32]| {
@@ -50,7 +50,7 @@ pub(super) fn pattern(
     let nnz = indices.len();
     let pattern = SparsityPattern::try_from_offsets_and_indices(n, n, offsets, indices)
         .map_err(|e| Error::Runtime(format!("hair mesh matrix pattern: {e}")))?;
-    let a = CsrMatrix::try_from_pattern_and_values(pattern, vec![Mat3::ZERO; nnz])
+    let a = CsrMatrix::try_from_pattern_and_values(pattern, vec![Mat3A::ZERO; nnz])
         .map_err(|e| Error::Runtime(format!("hair mesh matrix: {e}")))?;
     // The slot of block (i, j), i ≤ j.
     let slot = |i: u32, j: u32| -> u32 {
@@ -174,16 +174,55 @@ impl HairMeshSim {
 
 /// `m x` with a single-precision block and double-precision sums.
 #[inline]
-pub(super) fn mat_vec(m: &Mat3, x: DVec3) -> DVec3 {
+pub(super) fn mat_vec(m: &Mat3A, x: DVec3) -> DVec3 {
     m.x_axis.as_dvec3() * x.x + m.y_axis.as_dvec3() * x.y + m.z_axis.as_dvec3() * x.z
 }
 
-/// `mᵀ x` with a single-precision block and double-precision sums.
-#[inline]
-pub(super) fn mat_t_vec(m: &Mat3, x: DVec3) -> DVec3 {
-    DVec3::new(
-        m.x_axis.as_dvec3().dot(x),
-        m.y_axis.as_dvec3().dot(x),
-        m.z_axis.as_dvec3().dot(x),
-    )
+/// `m x` in single precision (four-lane SIMD columns).
+#[inline(always)]
+pub(super) fn mat_vec_f32(m: &Mat3A, x: Vec3A) -> Vec3A {
+    m.mul_vec3a(x)
+}
+
+/// The lower-triangle blocks of each row that couple another column — the transposes of the
+/// upper-triangle blocks `(j, i)`, `j < i`, off `j`'s column — as slots of the matrix's values,
+/// row by row, with their columns `j`: the forward sweep gathers through them instead of
+/// scattering each solved row into the later ones.
+pub(super) struct LowerPattern {
+    pub(super) offsets: Vec<usize>,
+    pub(super) slot: Vec<u32>,
+    pub(super) col: Vec<u32>,
+}
+
+impl LowerPattern {
+    /// From the matrix's upper triangle and the slots of the in-column blocks (`up_slot`).
+    pub(super) fn new(a: &CsrMatrix<Mat3A>, up_slot: &[u32]) -> LowerPattern {
+        let n = a.nrows();
+        let offsets = a.row_offsets();
+        let cols = a.col_indices();
+        let mut rows: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+        for j in 0..n {
+            let start = match up_slot[j] {
+                u32::MAX => offsets[j] + 1,
+                up => up as usize + 1,
+            };
+            for k in start..offsets[j + 1] {
+                rows[cols[k]].push((k as u32, j as u32));
+            }
+        }
+        let mut lower = LowerPattern {
+            offsets: Vec::with_capacity(n + 1),
+            slot: Vec::new(),
+            col: Vec::new(),
+        };
+        lower.offsets.push(0);
+        for row in rows {
+            for (k, j) in row {
+                lower.slot.push(k);
+                lower.col.push(j);
+            }
+            lower.offsets.push(lower.slot.len());
+        }
+        lower
+    }
 }
