@@ -539,24 +539,30 @@ validation_poses = 1
     )
     .unwrap();
     let out = dir.join("net.tcache");
-    let o = common::tress_ok(&[
-        "drape",
-        "--groom",
-        groom.to_str().unwrap(),
-        "--poses",
-        poses.to_str().unwrap(),
-        "--solver",
-        "network",
-        "--model",
-        model.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--json",
-    ]);
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let per_pose = v["per_groom"][0]["per_pose"].as_array().unwrap();
-    assert_eq!(per_pose.len(), 4);
-    for p in per_pose {
+    let drape = |iterations: &str| -> Vec<Value> {
+        let o = common::tress_ok(&[
+            "drape",
+            "--groom",
+            groom.to_str().unwrap(),
+            "--poses",
+            poses.to_str().unwrap(),
+            "--solver",
+            "network",
+            "--model",
+            model.to_str().unwrap(),
+            "--iterations",
+            iterations,
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["per_groom"][0]["per_pose"].as_array().unwrap().clone()
+    };
+    // The decoder's output as it is (003's single pass, no line search).
+    let one_pass = drape("0");
+    assert_eq!(one_pass.len(), 4);
+    for p in &one_pass {
         let (e, posed) = (
             p["energy"]["total"].as_f64().unwrap(),
             p["posed_energy"]["total"].as_f64().unwrap(),
@@ -568,6 +574,23 @@ validation_poses = 1
             "pose {}: network energy {e}, posed input {posed}: {p}",
             p["name"]
         );
+        assert!(p["scale"].is_null(), "{p}");
+    }
+    // With the line search along its output: never above the single pass (which it tries
+    // first), the scale it kept reported, its evaluations counted.
+    let searched = drape("6");
+    for (p, q) in one_pass.iter().zip(&searched) {
+        let (e1, e) = (
+            p["energy"]["total"].as_f64().unwrap(),
+            q["energy"]["total"].as_f64().unwrap(),
+        );
+        let scale = q["scale"].as_f64().unwrap();
+        assert!(
+            e <= e1,
+            "pose {}: searched {e} above the single pass {e1}",
+            q["name"]
+        );
+        assert!((0.0..=1.5).contains(&scale) && q["iterations"] == 8, "{q}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

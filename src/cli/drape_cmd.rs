@@ -48,9 +48,11 @@ pub struct DrapeArgs {
     /// The drape network for --solver network (.tnn from `tress train drape`).
     #[arg(long, value_name = "MODEL")]
     pub model: Option<PathBuf>,
-    /// Iterations: Adam's steps, L-BFGS's outer steps of up to 20 iterations each, or XPBD's
-    /// constraint iterations per step [default: 3000 for adam, 100 for lbfgs, 1000 for xpbd].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    /// Iterations: Adam's steps, L-BFGS's outer steps of up to 20 iterations each, XPBD's
+    /// constraint iterations per step, or the network's line search along its output (golden
+    /// sections of its scale on [0, 1.5], one energy evaluation each; 0: the decoder's output as
+    /// it is) [default: 3000 for adam, 100 for lbfgs, 1000 for xpbd, 4 for network].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub iterations: Option<u64>,
     /// Adam's first step size (cm).
     #[arg(long, default_value_t = 0.05)]
@@ -198,7 +200,7 @@ fn drape_one(
         per_pose.push(json!({
             "name": rot.name, "yaw": rot.yaw, "pitch": rot.pitch, "roll": rot.roll,
             "shape": pose.shape, "trained_pose": setup.trained_for(subject, rot),
-            "seconds": report.seconds, "iterations": report.iterations,
+            "seconds": report.seconds, "iterations": report.iterations, "scale": report.scale,
             "converged": report.converged, "energy": report.energy,
             "posed_energy": posed_energy,
             "posed": m0, "draped": m1,

@@ -118,6 +118,38 @@ impl<B: Backend> DrapeModel<B> {
         self.config.trained_for(rotation, &subject.shape_in(rotation))
     }
 
+    /// The decoder's texture `[1, 3N, T, T]` of the groom of `subject`, whose code is `latent`,
+    /// for `rotation` (and the body shape it gives the subject): one decoder pass.
+    pub fn texture(
+        &self,
+        latent: &Tensor<B, 2>,
+        subject: &DrapeSubject,
+        rotation: &HeadRotation,
+    ) -> Tensor<B, 4> {
+        decode(
+            &self.decoder,
+            std::slice::from_ref(latent),
+            &[condition(&subject.shape_in(rotation), rotation)],
+        )
+    }
+
+    /// World positions (`strands × points`) of the decoder's `texture` scaled by `scale` on the
+    /// posed groom `fixed`: 1 is the network's drape, 0 the posed input.
+    pub fn positions(
+        &self,
+        texture: &Tensor<B, 4>,
+        subject: &DrapeSubject,
+        fixed: &Fixed<B>,
+        scale: f32,
+    ) -> Vec<Vec3> {
+        read_positions(&row_positions(
+            self.config.net.output,
+            texture.clone() * scale,
+            &subject.groom.cells,
+            fixed,
+        ))
+    }
+
     /// The drape (world positions, `strands × points`) of the groom of `subject`, whose code is
     /// `latent`, posed as `posed` for `rotation` (and the body shape it gives the subject): one
     /// decoder pass.
@@ -128,18 +160,8 @@ impl<B: Backend> DrapeModel<B> {
         rotation: &HeadRotation,
         posed: &super::Posed,
     ) -> Vec<Vec3> {
-        let texture = decode(
-            &self.decoder,
-            std::slice::from_ref(latent),
-            &[condition(&subject.shape_in(rotation), rotation)],
-        );
-        let fixed = Fixed::<B>::new(posed, &latent.device());
-        read_positions(&row_positions(
-            self.config.net.output,
-            texture,
-            &subject.groom.cells,
-            &fixed,
-        ))
+        let texture = self.texture(latent, subject, rotation);
+        self.positions(&texture, subject, &Fixed::<B>::new(posed, &latent.device()), 1.0)
     }
 
     pub fn read(path: &Path, dev: &B::Device) -> Result<DrapeModel<B>> {

@@ -57,6 +57,9 @@ pub struct SolveReport {
     /// Whether it stopped on the tolerance (not the iteration cap).
     pub converged: bool,
     pub energy: TermValues,
+    /// The network's line search: the scale of the decoder's output kept (1: the network's
+    /// own drape, 0: the posed input); `None` for the solvers and a single decoder pass.
+    pub scale: Option<f64>,
 }
 
 /// The fixed tensors of `posed` and zero displacements.
@@ -183,6 +186,7 @@ pub fn lbfgs<B: AutodiffBackend>(
             seconds: clock.elapsed().as_secs_f64(),
             converged,
             energy,
+            scale: None,
         },
     )
 }

@@ -269,6 +269,7 @@ pub fn xpbd(
         seconds,
         converged: false,
         energy: energy_at::<burn::backend::Flex>(posed, &x, colliders, m, &Default::default()),
+        scale: None,
     };
     (x, report)
 }

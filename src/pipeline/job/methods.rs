@@ -199,7 +199,8 @@ pub struct DrapeSpec {
     pub solver: crate::neural::drape::draper::DrapeSolver,
     /// The drape network (`tress train drape`), relative to the job file; `${VAR}` expanded.
     pub model: Option<String>,
-    /// Adam's steps, L-BFGS's outer steps or XPBD's iterations per step (direct solvers).
+    /// Adam's steps, L-BFGS's outer steps or XPBD's iterations per step; the network's line
+    /// search's energy evaluations (0: the decoder's output as it is).
     pub iterations: Option<u64>,
     /// Adam's first step size (cm).
     pub learning_rate: f64,

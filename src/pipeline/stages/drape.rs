@@ -46,6 +46,9 @@ struct Key<'a> {
     drape: &'a DrapeSpec,
     /// The simulation material the direct solvers' stiffness is calibrated to.
     material: &'a crate::sim::Material,
+    /// The network's line search as it runs (its default counts: drapes made before it had
+    /// one are made again).
+    line_search: Option<u64>,
     range: [i64; 2],
 }
 
@@ -72,6 +75,11 @@ impl Stage for DrapeStage {
             scene: SceneKey::of(j),
             drape: &j.drape,
             material: &j.material,
+            line_search: (j.drape.solver == crate::neural::drape::draper::DrapeSolver::Network).then(|| {
+                j.drape
+                    .iterations
+                    .unwrap_or(crate::neural::drape::draper::DEFAULT_LINE_SEARCH)
+            }),
             range: [a, b],
         })
         .reads(prepare::outputs(cx)?)
@@ -183,7 +191,7 @@ fn drape(cx: &Ctx, chunk: Chunk) -> Result<Vec<String>> {
         sink.write(f as f64, bytemuck::cast_slice(&x), Some(head.into()))?;
         frames.push(json!({
             "frame": f, "yaw": rotation.yaw, "pitch": rotation.pitch, "roll": rotation.roll,
-            "seconds": report.seconds, "iterations": report.iterations,
+            "seconds": report.seconds, "iterations": report.iterations, "scale": report.scale,
             "converged": report.converged, "energy": report.energy,
             "posed": m0, "draped": m1, "trained_pose": draper.trained_for(&subject, &rotation),
         }));
