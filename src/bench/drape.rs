@@ -1,6 +1,7 @@
 //! `tress bench drape`: the drape network's throughput (003 §4.3: one groom in 2.86 ms, 1000
 //! grooms in 0.3 s on an RTX A6000), beside the Adam baseline on the same groom and pose in the
-//! same run. The network is freshly initialised at the config's sizes (its cost does not depend on
+//! same run, and one groom as the network solver drapes it by default (the pass, then its line
+//! search along the output: six energy evaluations). The network is freshly initialised at the config's sizes (its cost does not depend on
 //! its weights); the groom is the procedural wavy preset on its cranium. A batch of B grooms is
 //! one decoder pass over B `[latent, shape, pose]` rows, then every groom's posed strands plus its
 //! displacements, read back to the CPU: what a caller gets. The first pass of each size is
@@ -17,9 +18,11 @@ use crate::groom::Transform;
 use crate::neural::device::{DeviceKind, OnDevice};
 use crate::neural::drape::HeadRotation;
 use crate::neural::drape::config::{DrapeTrainConfig, GroomEntry};
+use crate::neural::drape::draper::DEFAULT_LINE_SEARCH;
 use crate::neural::drape::energy::Fixed;
+use crate::neural::drape::energy::read_positions;
 use crate::neural::drape::model::condition;
-use crate::neural::drape::network::{decode, latent_of, row_positions};
+use crate::neural::drape::network::{decode, latent_of, row_positions, search_scale};
 use crate::neural::drape::scene::drape_scene;
 use crate::neural::drape::solve::{AdamOptions, adam};
 use crate::neural::file::seeded_init;
@@ -50,6 +53,10 @@ pub struct DrapeBench {
     pub adam_seconds: f64,
     pub adam_iterations: usize,
     pub speedup_over_adam: f64,
+    /// One groom with the network solver's default line search along the output (ms), and its
+    /// energy evaluations.
+    pub searched_ms: f64,
+    pub searched_evaluations: usize,
 }
 
 /// Runs the benchmark on `threads` threads at the sizes of the training config `config`, with
@@ -152,6 +159,32 @@ impl OnDevice for Bench<'_> {
                 ms_per_groom: ms / b as f64,
             });
         }
+        // One groom as the network solver drapes it by default: the pass, then the line search
+        // along its output (the best of the timed runs).
+        let searched = |_: usize| -> (f64, usize) {
+            let clock = Instant::now();
+            let tex = decode(&decoder, std::slice::from_ref(&latent), &conditions[..1]);
+            let (x, _, _, tried) = search_scale::<AB::InnerBackend>(
+                |a| {
+                    read_positions(&row_positions(
+                        cfg.net.output,
+                        tex.clone() * a,
+                        &subject.groom.cells,
+                        &fixed,
+                    ))
+                },
+                &pose.posed,
+                pose.contact(),
+                &cfg.material,
+                DEFAULT_LINE_SEARCH as usize,
+                &dev,
+            );
+            std::hint::black_box(x);
+            (1e3 * clock.elapsed().as_secs_f64(), tried)
+        };
+        let (searched_ms, searched_evaluations) = (0..self.runs.max(1))
+            .map(searched)
+            .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
         let (_, report) = adam::<AB>(
             &pose.posed,
             pose.contact(),
@@ -175,6 +208,8 @@ impl OnDevice for Bench<'_> {
             adam_seconds: report.seconds,
             adam_iterations: report.iterations,
             speedup_over_adam: 1e3 * report.seconds / one,
+            searched_ms,
+            searched_evaluations,
         })
     }
 }

@@ -304,6 +304,10 @@ fn drape(a: &BenchArgs) -> Result<()> {
         );
     }
     println!(
+        "one groom with the network solver's line search: {:.1} ms ({} energy evaluations)",
+        r.searched_ms, r.searched_evaluations
+    );
+    println!(
         "Adam on the same groom and pose: {:.1} s ({} iterations); network {:.0}× faster per groom",
         r.adam_seconds, r.adam_iterations, r.speedup_over_adam
     );

@@ -12,7 +12,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use super::energy::Fixed;
-use super::network::{DrapeModel, latent_of};
+use super::network::{DrapeModel, latent_of, search_scale};
 use super::solve::{AdamOptions, LbfgsOptions, SolveReport, adam, energy_at, lbfgs};
 use super::xpbd::{XpbdOptions, xpbd};
 use super::{DrapeMaterial, DrapeSubject, HeadRotation, Posed};
@@ -281,9 +281,9 @@ impl Draper {
                 let clock = Instant::now();
                 let texture = m.texture(latent, subject, rotation);
                 let fixed = Fixed::<Flex>::new(posed, &dev);
-                let x = m.positions(&texture, subject, &fixed, 1.0);
                 let search = self.iterations.unwrap_or(DEFAULT_LINE_SEARCH) as usize;
                 if search == 0 {
+                    let x = m.positions(&texture, subject, &fixed, 1.0);
                     let seconds = clock.elapsed().as_secs_f64();
                     let energy = energy_at::<Flex>(posed, &x, cp, material, &dev);
                     let report = SolveReport {
@@ -295,24 +295,14 @@ impl Draper {
                     };
                     return (x, report);
                 }
-                // The line search along the decoder's output: its own drape, the posed input,
-                // then golden sections of [0, MAX_SCALE]; the lowest energy tried is kept
-                // (ties to the earlier: the network's own drape first).
-                let mut best = (energy_at::<Flex>(posed, &x, cp, material, &dev), x, 1.0);
-                let mut tried = 1;
-                let mut at = |scale: f64| -> f64 {
-                    let x = m.positions(&texture, subject, &fixed, scale as f32);
-                    let e = energy_at::<Flex>(posed, &x, cp, material, &dev);
-                    tried += 1;
-                    let total = e.total;
-                    if total < best.0.total {
-                        best = (e, x, scale);
-                    }
-                    total
-                };
-                at(0.0);
-                golden_section(&mut at, 0.0, MAX_SCALE, search);
-                let (energy, x, scale) = best;
+                let (x, energy, scale, tried) = search_scale::<Flex>(
+                    |a| m.positions(&texture, subject, &fixed, a),
+                    posed,
+                    cp,
+                    material,
+                    search,
+                    &dev,
+                );
                 let report = SolveReport {
                     iterations: tried,
                     seconds: clock.elapsed().as_secs_f64(),
