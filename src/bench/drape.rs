@@ -20,9 +20,8 @@ use crate::neural::drape::HeadRotation;
 use crate::neural::drape::config::{DrapeTrainConfig, GroomEntry};
 use crate::neural::drape::draper::DEFAULT_LINE_SEARCH;
 use crate::neural::drape::energy::Fixed;
-use crate::neural::drape::energy::read_positions;
 use crate::neural::drape::model::condition;
-use crate::neural::drape::network::{decode, latent_of, row_positions, search_scale};
+use crate::neural::drape::network::{decode, latent_of, row_positions, scaled_positions, search_scale};
 use crate::neural::drape::scene::drape_scene;
 use crate::neural::drape::solve::{AdamOptions, adam};
 use crate::neural::file::seeded_init;
@@ -165,14 +164,7 @@ impl OnDevice for Bench<'_> {
             let clock = Instant::now();
             let tex = decode(&decoder, std::slice::from_ref(&latent), &conditions[..1]);
             let (x, _, _, tried) = search_scale::<AB::InnerBackend>(
-                |a| {
-                    read_positions(&row_positions(
-                        cfg.net.output,
-                        tex.clone() * a,
-                        &subject.groom.cells,
-                        &fixed,
-                    ))
-                },
+                |a| scaled_positions(cfg.net.output, &tex, &subject.groom.cells, &fixed, a),
                 &pose.posed,
                 pose.contact(),
                 &cfg.material,

@@ -312,11 +312,11 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
     let grooms = groom_list(a)?;
     if !a.json {
         eprintln!(
-            "drape     {} poses on a {}² texture ({} vertices per strand), solver {:?}",
+            "drape     {} poses on a {}² texture ({} vertices per strand), solver {}",
             poses.pose.len(),
             setup.texture,
             setup.points,
-            a.solver
+            a.solver.name()
         );
     }
     let clock = Instant::now();
@@ -336,8 +336,7 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
     let after: Vec<DrapeMetrics> = done.iter().flat_map(|d| d.after.clone()).collect();
     let seconds: f64 = done.iter().map(|d| d.seconds).sum();
     let files: Vec<PathBuf> = done.iter().flat_map(|d| d.files.clone()).collect();
-    let solver = serde_json::to_value(a.solver).expect("json");
-    let solver_name = solver.as_str().unwrap_or("solver").to_string();
+    let solver_name = a.solver.name().to_string();
     let seconds_per_groom = seconds / (poses.pose.len() * done.len()).max(1) as f64;
     if a.json {
         let mut metrics = serde_json::Map::new();
@@ -351,7 +350,7 @@ pub fn run(a: &DrapeArgs) -> Result<()> {
         );
         let all: Vec<&(TermValues, TermValues)> = done.iter().flat_map(|d| &d.energies).collect();
         let doc = json!({
-            "solver": solver,
+            "solver": a.solver.name(),
             "energy": TermValues::mean(all.iter().map(|e| &e.1)),
             "posed_energy": TermValues::mean(all.iter().map(|e| &e.0)),
             "grooms": done.len(),

@@ -6,7 +6,7 @@
 use glam::{DMat3, DVec3, Mat3A, Vec3A};
 
 use super::HairMeshSim;
-use super::system::mat_vec_f32;
+use super::system::off_column_start;
 
 /// How a vertex's velocity change is constrained in the solve (Baraff & Witkin §5.3).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -164,11 +164,8 @@ impl HairMeshSim {
     /// its column).
     #[inline(always)]
     pub(super) fn off_column(&self, i: usize) -> std::ops::Range<usize> {
-        let start = match self.up_slot[i] {
-            u32::MAX => self.a.row_offsets()[i] + 1,
-            up => up as usize + 1,
-        };
-        start..self.a.row_offsets()[i + 1]
+        let offsets = self.a.row_offsets();
+        off_column_start(offsets, &self.up_slot, i)..offsets[i + 1]
     }
 
     /// `t = (D + L)⁻¹ v` on the filtered system: column by column from the first, each row
@@ -193,7 +190,7 @@ impl HairMeshSim {
                 let r = lower.offsets[i]..lower.offsets[i + 1];
                 let mut s = Vec3A::ZERO;
                 for (m, &j) in pre.lower[r.clone()].iter().zip(&lower.col[r]) {
-                    s += mat_vec_f32(m, tf[j as usize]);
+                    s += m.mul_vec3a(tf[j as usize]);
                 }
                 acc[i] = v[i] - filter[i].apply(s.as_dvec3());
             }
@@ -227,7 +224,7 @@ impl HairMeshSim {
                 let r = self.off_column(i);
                 let mut s = Vec3A::ZERO;
                 for (m, &j) in blocks[r.clone()].iter().zip(&self.block_col[r]) {
-                    s += mat_vec_f32(m, tf[j as usize]);
+                    s += m.mul_vec3a(tf[j as usize]);
                 }
                 acc[i] = v[i] - filter[i].apply(s.as_dvec3());
             }

@@ -2,7 +2,7 @@
 //! sharing an element, upper triangle) with each element's slots, products with it, and the
 //! edge-graph Laplacian of the deformation minimization (002 Eq. 4).
 
-use glam::{DVec3, Mat3A, Vec3A};
+use glam::{DVec3, Mat3A};
 use nalgebra_sparse::pattern::SparsityPattern;
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 
@@ -178,10 +178,15 @@ pub(super) fn mat_vec(m: &Mat3A, x: DVec3) -> DVec3 {
     m.x_axis.as_dvec3() * x.x + m.y_axis.as_dvec3() * x.y + m.z_axis.as_dvec3() * x.z
 }
 
-/// `m x` in single precision (four-lane SIMD columns).
+/// The first slot of row `i` that couples another column: after the diagonal and, where
+/// there is one, the block of the next vertex up (the pattern holds no other block of the row
+/// in its column).
 #[inline(always)]
-pub(super) fn mat_vec_f32(m: &Mat3A, x: Vec3A) -> Vec3A {
-    m.mul_vec3a(x)
+pub(super) fn off_column_start(row_offsets: &[usize], up_slot: &[u32], i: usize) -> usize {
+    match up_slot[i] {
+        u32::MAX => row_offsets[i] + 1,
+        up => up as usize + 1,
+    }
 }
 
 /// The lower-triangle blocks of each row that couple another column — the transposes of the
@@ -202,11 +207,7 @@ impl LowerPattern {
         let cols = a.col_indices();
         let mut rows: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         for j in 0..n {
-            let start = match up_slot[j] {
-                u32::MAX => offsets[j] + 1,
-                up => up as usize + 1,
-            };
-            for k in start..offsets[j + 1] {
+            for k in off_column_start(offsets, up_slot, j)..offsets[j + 1] {
                 rows[cols[k]].push((k as u32, j as u32));
             }
         }

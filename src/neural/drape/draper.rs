@@ -98,6 +98,18 @@ pub enum DrapeSolver {
     Network,
 }
 
+impl DrapeSolver {
+    /// The solver's name as the command line and job files write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DrapeSolver::Adam => "adam",
+            DrapeSolver::Lbfgs => "lbfgs",
+            DrapeSolver::Xpbd => "xpbd",
+            DrapeSolver::Network => "network",
+        }
+    }
+}
+
 /// What a [`Draper`] is made from; the keys name the settings in errors (`--material` for the
 /// command, `drape.material` in a job).
 pub struct DraperSpec<'a> {
@@ -141,10 +153,7 @@ impl DraperSpec<'_> {
             return Err(Error::Invalid(format!(
                 "{} 0: the {} solver needs at least one",
                 key("iterations"),
-                serde_json::to_value(self.solver).map_or_else(
-                    |_| "direct".into(),
-                    |v| v.as_str().unwrap_or("direct").to_string()
-                )
+                self.solver.name()
             )));
         }
         match (self.solver, self.model) {

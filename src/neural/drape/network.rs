@@ -47,6 +47,18 @@ pub fn row_positions<B: Backend>(
     }
 }
 
+/// World positions (`strands × points`) of one row `[1, 3N, T, T]` of the decoder's texture
+/// scaled by `scale` (1: the network's drape, 0: the posed input), read back to the CPU.
+pub fn scaled_positions<B: Backend>(
+    output: DrapeOutput,
+    row: &Tensor<B, 4>,
+    cells: &[usize],
+    fixed: &Fixed<B>,
+    scale: f32,
+) -> Vec<Vec3> {
+    read_positions(&row_positions(output, row.clone() * scale, cells, fixed))
+}
+
 /// The decoder's drape of one groom (`latent` `[1, latent]`, its occupied texels `cells`) for a
 /// [`condition`] (body shape and head rotation), as positions `[S, N, 3]` (world) and the
 /// energy there.
@@ -176,26 +188,13 @@ impl<B: Backend> DrapeModel<B> {
         fixed: &Fixed<B>,
         scale: f32,
     ) -> Vec<Vec3> {
-        read_positions(&row_positions(
+        scaled_positions(
             self.config.net.output,
-            texture.clone() * scale,
+            texture,
             &subject.groom.cells,
             fixed,
-        ))
-    }
-
-    /// The drape (world positions, `strands × points`) of the groom of `subject`, whose code is
-    /// `latent`, posed as `posed` for `rotation` (and the body shape it gives the subject): one
-    /// decoder pass.
-    pub fn drape(
-        &self,
-        latent: &Tensor<B, 2>,
-        subject: &DrapeSubject,
-        rotation: &HeadRotation,
-        posed: &super::Posed,
-    ) -> Vec<Vec3> {
-        let texture = self.texture(latent, subject, rotation);
-        self.positions(&texture, subject, &Fixed::<B>::new(posed, &latent.device()), 1.0)
+            scale,
+        )
     }
 
     pub fn read(path: &Path, dev: &B::Device) -> Result<DrapeModel<B>> {

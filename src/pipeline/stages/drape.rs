@@ -161,10 +161,7 @@ fn drape(cx: &Ctx, chunk: Chunk) -> Result<Vec<String>> {
             subject.groom.strands(),
             draper.points,
             draper.texture,
-            serde_json::to_value(draper.solver)
-                .expect("json")
-                .as_str()
-                .unwrap_or_default()
+            draper.solver.name()
         );
         if let Some(c) = &calibration {
             eprintln!(
