@@ -5,8 +5,7 @@
 //! vertex count is checked by the ms per 1000 vertices of each size. Two last rows time meshes
 //! built from the quickstart groom: the connected mesh jobs build (settled first, then solved by
 //! conjugate gradients) and separate four-column bundles on 8 cells (solved directly per
-//! bundle). The assembly splits its rows over the worker threads (bit-identical results), so
-//! the 2,304-vertex mesh and the connected built mesh are timed again on `--threads` threads.
+//! bundle).
 
 use glam::Vec3;
 use serde::Serialize;
@@ -20,8 +19,6 @@ use crate::motion::{HeadTrack, RandomMotion};
 pub struct Case {
     /// Which mesh and parameters.
     pub mesh: String,
-    /// Worker threads it ran on.
-    pub threads: usize,
     pub vertices: usize,
     pub tets: usize,
     pub paper_ms: f64,
@@ -46,9 +43,6 @@ pub struct Report {
     pub cg_tolerance: f64,
     pub motion: String,
     pub cases: Vec<Case>,
-    /// The meshes timed again on more threads.
-    #[serde(skip)]
-    meshes: Vec<(String, HairMesh, f64)>,
 }
 
 fn head(track: HeadTrack) -> Colliders {
@@ -91,7 +85,6 @@ fn case(
     let per = |s: f64| 1000.0 * s / frames as f64;
     Ok(Case {
         mesh: label.into(),
-        threads: rayon::current_num_threads(),
         vertices: n,
         tets: sim.tet_count(),
         paper_ms,
@@ -107,40 +100,13 @@ fn case(
     })
 }
 
-/// The figures on one thread (the paper's condition), then the largest procedural mesh and the
-/// connected built mesh again on `threads` threads.
-pub fn run(frames: usize, threads: usize) -> Result<Report> {
-    let pool = |n: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map_err(|e| crate::error::Error::Runtime(format!("thread pool: {e}")))
-    };
-    let mut report = pool(1)?.install(|| one_thread(frames))?;
-    if threads > 1 {
-        let fps = report.fps;
-        let track = RandomMotion::preset("walk")?.track()?;
-        let params = HairMeshParams::default();
-        let again = std::mem::take(&mut report.meshes);
-        let threaded = pool(threads)?.install(|| {
-            again
-                .iter()
-                .map(|(label, mesh, paper)| case(label, mesh, &params, *paper, &track, report.frames, fps))
-                .collect::<Result<Vec<_>>>()
-        })?;
-        report.cases.extend(threaded);
-    }
-    Ok(report)
-}
-
-fn one_thread(frames: usize) -> Result<Report> {
+pub fn run(frames: usize) -> Result<Report> {
     let fps = 24.0;
     let frames = frames.max(1);
     let track = RandomMotion::preset("walk")?.track()?;
     let params = HairMeshParams::default();
     let mut cases = Vec::new();
     // Columns × layers near the paper's vertex counts.
-    let mut again = Vec::new();
     for (cols, layers, paper) in [(6, 6, 4.8), (6, 10, 6.0), (12, 16, 36.0)] {
         let mesh = HairMesh::procedural(&ProceduralMesh {
             columns_u: cols,
@@ -163,9 +129,6 @@ fn one_thread(frames: usize) -> Result<Report> {
         c.one_step_ms_per_frame = one_ms;
         c.one_step_cg_iterations = one_cg as f64 / frames as f64;
         cases.push(c);
-        if paper == 36.0 {
-            again.push(("procedural".to_string(), mesh, paper));
-        }
     }
     // Meshes built from a groom (the quickstart's 2,000 straight strands), as `tress hairmesh
     // build` and jobs make them: connected (conjugate gradients), and the former separate
@@ -182,25 +145,9 @@ fn one_thread(frames: usize) -> Result<Report> {
         ..Default::default()
     };
     let (separate, _) = crate::hairmesh::build(&groom, &bundles)?;
-    cases.push(case(
-        "built, connected",
-        &mesh,
-        &params,
-        f64::NAN,
-        &track,
-        frames,
-        fps,
-    )?);
-    cases.push(case(
-        "built, bundles",
-        &separate,
-        &params,
-        f64::NAN,
-        &track,
-        frames,
-        fps,
-    )?);
-    again.push(("built, connected".to_string(), mesh, f64::NAN));
+    for (label, mesh) in [("built, connected", mesh), ("built, bundles", separate)] {
+        cases.push(case(label, &mesh, &params, f64::NAN, &track, frames, fps)?);
+    }
     Ok(Report {
         frames,
         fps,
@@ -208,6 +155,5 @@ fn one_thread(frames: usize) -> Result<Report> {
         cg_tolerance: params.cg_tolerance,
         motion: "walk".into(),
         cases,
-        meshes: again,
     })
 }

@@ -29,8 +29,7 @@ pub enum BenchName {
     /// adaptive grouping, interpolation, two-way correction — beside static skinning and IDW.
     Upsample,
     /// Hair-mesh solver ms per frame on one thread at 216, 360 and 2,304 vertices (the sizes
-    /// the paper reports) with the walk motion, beside the paper's figures; then 2,304 vertices
-    /// and the connected built mesh on --threads threads.
+    /// the paper reports) with the walk motion, beside the paper's figures.
     Hairmesh,
     /// Strand renderer seconds per frame: --strands (default 100,000) × --points strands on the
     /// procedural head at --size (default 1024) pixels a side on --threads threads, by phase,
@@ -74,7 +73,7 @@ pub struct BenchArgs {
     /// upsample: guide strands.
     #[arg(long, default_value_t = 400)]
     pub guides: usize,
-    /// upsample, neural, render, drape, hairmesh (its second table): worker threads.
+    /// upsample, neural, render: worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// sim: a Python with Blender's `bpy` to run the peer script at the same size [default:
@@ -316,19 +315,18 @@ fn drape(a: &BenchArgs) -> Result<()> {
 }
 
 fn hairmesh(a: &BenchArgs) -> Result<()> {
-    let r = bench::hairmesh::run(a.frames.unwrap_or(10).max(48), a.threads)?;
+    let r = bench::hairmesh::run(a.frames.unwrap_or(10).max(48))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r).expect("json"));
         return Ok(());
     }
     println!(
-        "{} frames of the {} motion at {} fps, {} steps per frame, conjugate gradients to {} relative residual; one thread, then the largest meshes on --threads threads",
+        "{} frames of the {} motion at {} fps, {} steps per frame, conjugate gradients to {} relative residual; one thread",
         r.frames, r.motion, r.fps, r.substeps, r.cg_tolerance
     );
     println!(
-        "{:<22} {:>7} {:>9} {:>6} {:>10} {:>10} {:>9} {:>8} {:>8} {:>10} {:>8} {:>11} {:>13} {:>6}",
+        "{:<22} {:>9} {:>6} {:>10} {:>10} {:>9} {:>8} {:>8} {:>10} {:>8} {:>11} {:>13} {:>6}",
         "mesh",
-        "threads",
         "vertices",
         "tets",
         "ms/frame",
@@ -344,9 +342,8 @@ fn hairmesh(a: &BenchArgs) -> Result<()> {
     );
     for c in r.cases {
         println!(
-            "{:<22} {:>7} {:>9} {:>6} {:>10.2} {:>10.1} {:>9.2} {:>8.2} {:>8.2} {:>10.2} {:>8.1} {:>11.2} {:>13.2} {:>6.1}",
+            "{:<22} {:>9} {:>6} {:>10.2} {:>10.1} {:>9.2} {:>8.2} {:>8.2} {:>10.2} {:>8.1} {:>11.2} {:>13.2} {:>6.1}",
             c.mesh,
-            c.threads,
             c.vertices,
             c.tets,
             c.ms_per_frame,

@@ -5,7 +5,6 @@
 //! Witkin Eq. 16).
 
 use glam::{DVec3, Mat3A, Vec3A, Vec3Swizzles};
-use rayon::prelude::*;
 
 use super::{HairMeshParams, HairMeshSim};
 use crate::error::{Error, Result};
@@ -71,16 +70,6 @@ impl Quad4 {
     /// The vertices in increasing order.
     pub(super) fn sorted(&self) -> [u32; 4] {
         self.order.map(|a| self.v[a as usize])
-    }
-
-    #[inline(always)]
-    pub(super) fn lowest(&self) -> u32 {
-        self.v[self.order[0] as usize]
-    }
-
-    #[inline(always)]
-    pub(super) fn highest(&self) -> u32 {
-        self.v[self.order[3] as usize]
     }
 }
 
@@ -223,142 +212,32 @@ pub(super) fn hinges(mesh: &HairMesh, rest: &[DVec3], params: &HairMeshParams) -
     hinges
 }
 
-/// The rows a part of the assembly owns: vertices `start..end`, whose blocks are the matrix's
-/// values from `slot0` on and whose forces are `b[start..end]`.
-#[derive(Clone, Copy)]
-pub(super) struct Rows {
-    start: u32,
-    end: u32,
-    slot0: u32,
-}
-
-impl Rows {
-    #[inline(always)]
-    fn has(&self, i: u32) -> bool {
-        (self.start..self.end).contains(&i)
-    }
-
-    /// Whether an element spanning vertices `lo..=hi` adds to these rows.
-    #[inline(always)]
-    fn touches(&self, lo: u32, hi: u32) -> bool {
-        lo < self.end && hi >= self.start
-    }
-}
-
 impl HairMeshSim {
     /// Assembles `A` (its upper triangle) and `b` of the implicit step.
-    ///
-    /// The vertices are split into one contiguous range of rows per worker thread; each part
-    /// walks every element touching its rows, in the one global order, and adds only to its own
-    /// blocks and forces. So every block and force receives the same terms in the same order
-    /// whatever the number of parts: the result is bit-identical for any thread count (an
-    /// element straddling two parts is evaluated by both, each keeping its own rows).
     pub(super) fn assemble(&mut self, h: f64, b: &mut [DVec3]) {
-        // Meshes too small to be worth splitting stay in one part.
-        let parts = rayon::current_num_threads().clamp(1, self.x.len().div_ceil(256));
-        self.assemble_in(parts, h, b);
-    }
-
-    /// [`HairMeshSim::assemble`] in `parts` parts (at least one).
-    pub(super) fn assemble_in(&mut self, parts: usize, h: f64, b: &mut [DVec3]) {
-        let HairMeshSim {
-            a,
-            params,
-            tris,
-            hinges,
-            tets,
-            mass,
-            diag_slot,
-            x,
-            v,
-            ..
-        } = self;
-        let elements = Elements {
-            params,
-            tris,
-            hinges,
-            tets,
-            mass,
-            diag_slot,
-            x,
-            v,
-            h,
-        };
-        let n = x.len();
-        let parts = parts.clamp(1, n.max(1));
-        let (offsets, _, values) = a.csr_data_mut();
-        let mut jobs = Vec::with_capacity(parts);
-        let (mut values, mut b) = (values, b);
-        let mut start = 0usize;
-        for k in 0..parts {
-            let end = n * (k + 1) / parts;
-            let (v_here, v_rest) = values.split_at_mut(offsets[end] - offsets[start]);
-            let (b_here, b_rest) = b.split_at_mut(end - start);
-            let rows = Rows {
-                start: start as u32,
-                end: end as u32,
-                slot0: offsets[start] as u32,
-            };
-            jobs.push((rows, v_here, b_here));
-            (values, b) = (v_rest, b_rest);
-            start = end;
-        }
-        jobs.into_par_iter()
-            .for_each(|(rows, values, b)| elements.assemble_rows(rows, values, b));
-    }
-}
-
-/// What the assembly reads: the elements, the masses and the state.
-pub(super) struct Elements<'a> {
-    params: &'a HairMeshParams,
-    tris: &'a [Tri],
-    hinges: &'a [Quad4],
-    tets: &'a [Quad4],
-    mass: &'a [f64],
-    diag_slot: &'a [u32],
-    x: &'a [DVec3],
-    v: &'a [DVec3],
-    h: f64,
-}
-
-impl Elements<'_> {
-    /// One part of [`HairMeshSim::assemble`]: the blocks and forces of `rows`.
-    fn assemble_rows(&self, rows: Rows, values: &mut [Mat3A], b: &mut [DVec3]) {
-        let (p, h) = (self.params, self.h);
+        let p = &self.params;
+        let values = self.a.values_mut();
         values.fill(Mat3A::ZERO);
         let g = DVec3::new(0.0, -p.gravity, 0.0);
-        for (k, bi) in b.iter_mut().enumerate() {
-            let i = rows.start as usize + k;
+        for (i, bi) in b.iter_mut().enumerate() {
             let m = self.mass[i];
             *bi = m * g - p.drag * m * self.v[i];
-            values[(self.diag_slot[i] - rows.slot0) as usize] +=
+            values[self.diag_slot[i] as usize] +=
                 Mat3A::from_diagonal(glam::Vec3::splat((m * (1.0 + h * p.drag)) as f32));
         }
-        let x = self.x;
-        // Elements are sorted by their lowest vertex: none after the first one starting past
-        // these rows touches them.
-        let tris = &self.tris[..self.tris.partition_point(|t| t.v[0] < rows.end)];
-        for t in tris {
-            if rows.touches(t.v[0], t.v[2]) {
-                assemble_tri(t, self, rows, values, b);
+        let (x, v) = (&self.x, &self.v);
+        for t in &self.tris {
+            assemble_tri(t, x, v, h, p.damping, values, b);
+        }
+        for q in &self.hinges {
+            let xs = q.v.map(|i| x[i as usize]);
+            if let Some((theta, grad)) = dihedral(&xs) {
+                assemble_rank_one(q, angle_diff(theta, q.rest), &grad, v, h, p.damping, values, b);
             }
         }
-        let hinges = &self.hinges[..self.hinges.partition_point(|q| q.lowest() < rows.end)];
-        for q in hinges {
-            if rows.touches(q.lowest(), q.highest()) {
-                let xs = q.v.map(|i| x[i as usize]);
-                if let Some((theta, grad)) = dihedral(&xs) {
-                    let c = angle_diff(theta, q.rest);
-                    assemble_rank_one(q, c, &grad, self, rows, values, b);
-                }
-            }
-        }
-        let tets = &self.tets[..self.tets.partition_point(|q| q.lowest() < rows.end)];
-        for q in tets {
-            if rows.touches(q.lowest(), q.highest()) {
-                let (vol, grad) = tet_volume(&q.v.map(|i| x[i as usize]));
-                assemble_rank_one(q, vol - q.rest, &grad, self, rows, values, b);
-            }
+        for q in &self.tets {
+            let (vol, grad) = tet_volume(&q.v.map(|i| x[i as usize]));
+            assemble_rank_one(q, vol - q.rest, &grad, v, h, p.damping, values, b);
         }
         for bi in b.iter_mut() {
             *bi *= h;
@@ -384,38 +263,33 @@ pub(super) fn condition(c: f64, cdot: f64, k: f64, h: f64, damping: f64) -> (f64
 
 /// A rank-one condition on four vertices (a hinge or a tet): forces into `b`, its blocks
 /// `s ∇C_p ∇C_qᵀ` into the upper triangle.
+#[allow(clippy::too_many_arguments)]
 #[inline]
 pub(super) fn assemble_rank_one(
     q: &Quad4,
     c: f64,
     grad: &[DVec3; 4],
-    e: &Elements,
-    rows: Rows,
+    v: &[DVec3],
+    h: f64,
+    damping: f64,
     values: &mut [Mat3A],
     b: &mut [DVec3],
 ) {
-    let cdot: f64 = q.v.iter().zip(grad).map(|(&i, g)| g.dot(e.v[i as usize])).sum();
-    let (scale, s) = condition(c, cdot, q.k, e.h, e.params.damping);
+    let cdot: f64 = q.v.iter().zip(grad).map(|(&i, g)| g.dot(v[i as usize])).sum();
+    let (scale, s) = condition(c, cdot, q.k, h, damping);
     for (&i, g) in q.v.iter().zip(grad) {
-        if rows.has(i) {
-            b[(i - rows.start) as usize] -= scale * *g;
-        }
+        b[i as usize] -= scale * *g;
     }
-    let sorted = q.sorted();
     let gs = q.order.map(|a| grad[a as usize].as_vec3a());
     let s = s as f32;
-    // Row p's blocks (p, p..4) start at slot index 4p − p(p−1)/2.
+    let mut k = 0;
     for p_ in 0..4 {
-        if !rows.has(sorted[p_]) {
-            continue;
-        }
-        let mut k = 4 * p_ - p_ * p_.saturating_sub(1) / 2;
         // Diagonal blocks as (g gᵀ) s, exactly symmetric.
-        values[(q.slots[k] - rows.slot0) as usize] += outer(gs[p_], gs[p_]) * s;
+        values[q.slots[k] as usize] += outer(gs[p_], gs[p_]) * s;
         k += 1;
         let sp = s * gs[p_];
         for g in &gs[p_ + 1..] {
-            values[(q.slots[k] - rows.slot0) as usize] += outer(sp, *g);
+            values[q.slots[k] as usize] += outer(sp, *g);
             k += 1;
         }
     }
@@ -427,8 +301,15 @@ pub(super) fn assemble_rank_one(
 /// with three 3 × 3 matrices per triangle; a stretched direction adds the positive part of its
 /// Hessian, `k C a αₐα_b (I − ŵŵᵀ)/‖w‖`.
 #[inline]
-pub(super) fn assemble_tri(t: &Tri, e: &Elements, rows: Rows, values: &mut [Mat3A], b: &mut [DVec3]) {
-    let (x, v, h, damping) = (e.x, e.v, e.h, e.params.damping);
+pub(super) fn assemble_tri(
+    t: &Tri,
+    x: &[DVec3],
+    v: &[DVec3],
+    h: f64,
+    damping: f64,
+    values: &mut [Mat3A],
+    b: &mut [DVec3],
+) {
     let r = &t.rest;
     let (al, be, a) = (r.alpha, r.beta, r.area);
     let xs = t.v.map(|i| x[i as usize]);
@@ -468,25 +349,19 @@ pub(super) fn assemble_tri(t: &Tri, e: &Elements, rows: Rows, values: &mut [Mat3
     m[1] += outer(wuf, wuf) * s;
     let mab = outer(wvf * s, wuf);
     for i in 0..3 {
-        if rows.has(t.v[i]) {
-            b[(t.v[i] - rows.start) as usize] -= al[i] * f[0] + be[i] * f[1];
-        }
+        b[t.v[i] as usize] -= al[i] * f[0] + be[i] * f[1];
     }
     let (alf, bef) = (al.map(|c| c as f32), be.map(|c| c as f32));
     let mab_t = mab.transpose();
     // Diagonal blocks with M_αβ + M_αβᵀ summed first, exactly symmetric.
     let mab_sym = mab + mab_t;
-    // Row p's blocks (p, p..3) start at slot index 3p − p(p−1)/2.
+    let mut k = 0;
     for p_ in 0..3 {
-        if !rows.has(t.v[p_]) {
-            continue;
-        }
-        let mut k = 3 * p_ - p_ * p_.saturating_sub(1) / 2;
-        values[(t.slots[k] - rows.slot0) as usize] +=
+        values[t.slots[k] as usize] +=
             m[0] * (alf[p_] * alf[p_]) + m[1] * (bef[p_] * bef[p_]) + mab_sym * (alf[p_] * bef[p_]);
         k += 1;
         for q_ in p_ + 1..3 {
-            values[(t.slots[k] - rows.slot0) as usize] += m[0] * (alf[p_] * alf[q_])
+            values[t.slots[k] as usize] += m[0] * (alf[p_] * alf[q_])
                 + m[1] * (bef[p_] * bef[q_])
                 + mab * (alf[p_] * bef[q_])
                 + mab_t * (bef[p_] * alf[q_]);

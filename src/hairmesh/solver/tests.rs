@@ -82,43 +82,6 @@ fn test_filters(sim: &HairMeshSim) -> Vec<Filter> {
         .collect()
 }
 
-/// The assembly split into parts (one per worker thread) gives the same bits as in one part,
-/// however the rows are split: every block and force sums its terms in the one global order.
-#[test]
-fn assembly_in_parts_is_bit_identical_to_one_part() {
-    let h = 1.0 / 48.0;
-    let mut sim = deformed(0.3);
-    sim.v = (0..sim.x.len())
-        .map(|i| DVec3::new((i as f64 * 0.9).cos(), 0.5, (i as f64 * 0.4).sin()))
-        .collect();
-    let mut whole = vec![DVec3::ZERO; sim.x.len()];
-    sim.assemble_in(1, h, &mut whole);
-    let values = sim.a.values().to_vec();
-    assert!(
-        values.iter().any(|m| m.x_axis.y != 0.0),
-        "off-diagonal terms assembled"
-    );
-    for parts in [2, 3, 5, 7, 63] {
-        let mut b = vec![DVec3::splat(f64::NAN); sim.x.len()];
-        sim.a
-            .values_mut()
-            .fill(Mat3A::from_diagonal(glam::Vec3::splat(f32::NAN)));
-        sim.assemble_in(parts, h, &mut b);
-        let bits = |v: &[DVec3]| {
-            v.iter()
-                .flat_map(|p| p.to_array().map(f64::to_bits))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(bits(&b), bits(&whole), "forces in {parts} parts");
-        let mbits = |v: &[Mat3A]| {
-            v.iter()
-                .flat_map(|m| m.to_cols_array().map(f32::to_bits))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(mbits(sim.a.values()), mbits(&values), "blocks in {parts} parts");
-    }
-}
-
 /// The deformed test mesh with its system assembled for step `h`: the simulation, the
 /// right-hand side and the test filters.
 fn assembled(h: f64) -> (HairMeshSim, Vec<DVec3>, Vec<Filter>) {
