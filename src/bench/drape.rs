@@ -1,10 +1,11 @@
 //! `tress bench drape`: the drape network's throughput (003 §4.3: one groom in 2.86 ms, 1000
 //! grooms in 0.3 s on an RTX A6000), beside the Adam baseline on the same groom and pose in the
 //! same run, and one groom as the network solver drapes it by default (the pass, then its line
-//! search along the output: six energy evaluations). The network is freshly initialised at the config's sizes (its cost does not depend on
-//! its weights); the groom is the procedural wavy preset on its cranium. A batch of B grooms is
-//! one decoder pass over B `[latent, shape, pose]` rows, then every groom's posed strands plus its
-//! displacements, read back to the CPU: what a caller gets. The first pass of each size is
+//! search along the output: six energy evaluations). The network is freshly initialised at the
+//! config's sizes (its cost does not depend on its weights); the groom is the procedural wavy
+//! preset on its cranium. A batch of B grooms is one decoder pass over B `[latent, shape, pose]`
+//! rows, then every groom's posed strands plus its displacements, read back to the CPU: what a
+//! caller gets. The first pass of each size is
 //! reported apart (allocation, warm-up; on the GPU, compiling kernels unless the kernel cache is
 //! warm). `--device cuda` runs the network and Adam on burn's CUDA backend.
 
@@ -18,10 +19,10 @@ use crate::groom::Transform;
 use crate::neural::device::{DeviceKind, OnDevice};
 use crate::neural::drape::HeadRotation;
 use crate::neural::drape::config::{DrapeTrainConfig, GroomEntry};
-use crate::neural::drape::draper::DEFAULT_LINE_SEARCH;
+use crate::neural::drape::draper::{DEFAULT_LINE_SEARCH, search_scale};
 use crate::neural::drape::energy::Fixed;
 use crate::neural::drape::model::condition;
-use crate::neural::drape::network::{decode, latent_of, row_positions, scaled_positions, search_scale};
+use crate::neural::drape::network::{decode, latent_of, row_positions, scaled_positions};
 use crate::neural::drape::scene::drape_scene;
 use crate::neural::drape::solve::{AdamOptions, adam};
 use crate::neural::file::seeded_init;

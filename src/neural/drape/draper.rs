@@ -8,11 +8,12 @@ use std::time::Instant;
 
 use burn::backend::{Autodiff, Flex};
 use burn::tensor::Tensor;
+use burn::tensor::backend::Backend;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use super::energy::Fixed;
-use super::network::{DrapeModel, latent_of, search_scale};
+use super::energy::{Fixed, TermValues};
+use super::network::{DrapeModel, latent_of};
 use super::solve::{AdamOptions, LbfgsOptions, SolveReport, adam, energy_at, lbfgs};
 use super::xpbd::{XpbdOptions, xpbd};
 use super::{DrapeMaterial, DrapeSubject, HeadRotation, Posed};
@@ -80,6 +81,38 @@ pub fn golden_section(
         }
     }
     Some(best)
+}
+
+/// The line search along a decoder's output (the network solver's): `positions(scale)` gives
+/// the output scaled by `scale` (0: the posed input, 1: the network's drape); tries 1, 0, then
+/// `sections` golden sections of the scale on `[0, MAX_SCALE]`, and returns the lowest energy
+/// tried (ties to the earlier: the network's own drape first) with its positions, scale and the
+/// energy evaluations made.
+pub fn search_scale<B: Backend>(
+    mut positions: impl FnMut(f32) -> Vec<Vec3>,
+    posed: &Posed,
+    colliders: Option<(&Colliders, &[Pose])>,
+    material: &DrapeMaterial,
+    sections: usize,
+    dev: &B::Device,
+) -> (Vec<Vec3>, TermValues, f64, usize) {
+    let x = positions(1.0);
+    let mut best = (energy_at::<B>(posed, &x, colliders, material, dev), x, 1.0);
+    let mut tried = 1;
+    let mut at = |scale: f64| -> f64 {
+        let x = positions(scale as f32);
+        let e = energy_at::<B>(posed, &x, colliders, material, dev);
+        tried += 1;
+        let total = e.total;
+        if total < best.0.total {
+            best = (e, x, scale);
+        }
+        total
+    };
+    at(0.0);
+    golden_section(&mut at, 0.0, MAX_SCALE, sections);
+    let (energy, x, scale) = best;
+    (x, energy, scale, tried)
 }
 
 /// How the energy is minimized.

@@ -9,10 +9,8 @@ use burn::prelude::*;
 use glam::Vec3;
 
 use super::config::{DrapeOutput, DrapeTrainConfig};
-use super::draper::{MAX_SCALE, golden_section};
-use super::energy::{DrapeMaterial, Fixed, TermValues, Terms, energy_here, read_positions};
+use super::energy::{DrapeMaterial, Fixed, Terms, energy_here, read_positions};
 use super::model::{DeformDecoder, GroomEncoder, UNIT_CM, condition, texture_strands};
-use super::solve::energy_at;
 use super::{DrapeSubject, HeadRotation};
 use crate::collide::Colliders;
 use crate::error::{Error, Result};
@@ -75,38 +73,6 @@ pub fn physics_loss<B: Backend>(
     let texture = decode(decoder, &[latent], &[condition]);
     let x = row_positions(DrapeOutput::Displacements, texture, cells, fixed);
     energy_here(x, fixed, colliders, material)
-}
-
-/// The line search along a decoder's output (the network solver's): `positions(scale)` gives
-/// the output scaled by `scale` (0: the posed input, 1: the network's drape); tries 1, 0, then
-/// `sections` golden sections of the scale on `[0, MAX_SCALE]`, and returns the lowest energy
-/// tried (ties to the earlier: the network's own drape first) with its positions, scale and the
-/// energy evaluations made.
-pub fn search_scale<B: Backend>(
-    mut positions: impl FnMut(f32) -> Vec<Vec3>,
-    posed: &super::Posed,
-    colliders: Option<(&Colliders, &[Pose])>,
-    material: &DrapeMaterial,
-    sections: usize,
-    dev: &B::Device,
-) -> (Vec<Vec3>, TermValues, f64, usize) {
-    let x = positions(1.0);
-    let mut best = (energy_at::<B>(posed, &x, colliders, material, dev), x, 1.0);
-    let mut tried = 1;
-    let mut at = |scale: f64| -> f64 {
-        let x = positions(scale as f32);
-        let e = energy_at::<B>(posed, &x, colliders, material, dev);
-        tried += 1;
-        let total = e.total;
-        if total < best.0.total {
-            best = (e, x, scale);
-        }
-        total
-    };
-    at(0.0);
-    golden_section(&mut at, 0.0, MAX_SCALE, sections);
-    let (energy, x, scale) = best;
-    (x, energy, scale, tried)
 }
 
 /// A trained drape network.
