@@ -311,6 +311,63 @@ fn config_mistakes_name_the_file_and_key() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A groom file beside procedural grooms: the file's items need a head of their own (the
+/// procedural cranium belongs to the presets), which its entry's `head` gives without touching
+/// the procedural items.
+#[test]
+fn groom_files_and_presets_mix_with_a_head_per_groom() {
+    let dir = common::temp_dir("dataset-mixed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let groom = dir.join("g.ply");
+    common::tress_ok(&["groom", "new", "--strands", "30", "-o", groom.to_str().unwrap()]);
+    let text = |head: &str| {
+        format!(
+            "kind = 'dataset'\nname = 'mixed'\nframes = '1-3'\nstrands = 30\npoints = 8\n\
+             [[groom]]\npreset = 'wavy'\n[[groom]]\nfile = 'g.ply'\n{head}\n\
+             [[motion]]\npreset = 'gentle'\n"
+        )
+    };
+    // Without a head for the file: a clear error naming the file, the item and the key.
+    let bad = dir.join("nohead.toml");
+    std::fs::write(&bad, text("")).unwrap();
+    let out = dir.join("set");
+    let o = common::tress(&[
+        "dataset",
+        "build",
+        bad.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let e = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("nohead.toml") && e.contains("g--gentle") && e.contains("head.collider"),
+        "{e}"
+    );
+    assert!(!out.exists(), "wrote output: {e}");
+
+    let good = dir.join("mixed.toml");
+    std::fs::write(&good, text("head = 'sphere'")).unwrap();
+    let r = build(&good, &out, &[]);
+    assert_eq!(
+        (r["items"].as_u64(), r["ran"].as_u64()),
+        (Some(2), Some(2)),
+        "{r}"
+    );
+    let m = manifest(&out);
+    let items = m["items"].as_array().unwrap();
+    let by_name = |n: &str| {
+        items
+            .iter()
+            .find(|i| i["name"] == n)
+            .unwrap_or_else(|| panic!("{n}: {m}"))
+    };
+    assert_eq!(by_name("g--gentle")["groom"]["head"], "sphere");
+    // The preset's item keeps the config's head and records no head of its own.
+    assert!(by_name("wavy-s1--gentle")["groom"].get("head").is_none(), "{m}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// The exported template, run by the Open Job Description CLI from another folder, builds the
 /// dataset a direct build makes.
 #[test]

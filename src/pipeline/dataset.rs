@@ -93,6 +93,10 @@ pub struct GroomEntry {
     /// Scale and up axis of a groom file, as in a job's `[groom]`.
     pub scale: Option<f32>,
     pub up: Option<String>,
+    /// The head collider of this groom's items (`[head] collider` of a job: `sphere` fitted to
+    /// the roots, or a mesh / `.sdf` file relative to the config) [default: the config's job's;
+    /// a groom file needs one unless that job has a mesh head].
+    pub head: Option<String>,
 }
 
 /// Motions of a dataset: a preset × its seeds, or a motion file.
@@ -137,6 +141,9 @@ pub struct ItemGroom {
     pub strands: Option<usize>,
     pub scale: Option<f32>,
     pub up: Option<String>,
+    /// The item's head collider, where its groom entry names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -317,6 +324,7 @@ impl Dataset {
                         strands: g.strands.or(g.preset.as_ref().map(|_| self.spec.strands)),
                         scale: g.scale,
                         up: g.up.clone(),
+                        head: g.head.clone(),
                     };
                     grooms.push((name, groom));
                 }
@@ -422,6 +430,11 @@ impl Dataset {
             Value::Array(g_in.edits.iter().map(|e| Value::String(e.clone())).collect()),
         );
         t.insert("groom".into(), Value::Table(g));
+        if let Some(h) = &g_in.head {
+            let mut head = Table::new();
+            head.insert("collider".into(), Value::String(h.clone()));
+            t.insert("head".into(), Value::Table(head));
+        }
         t.insert("motion".into(), Value::Table(item.motion.section.clone()));
         // The ground truth only: its cache is the item.
         let mut outputs = Table::new();
