@@ -125,6 +125,12 @@ impl Reader<'_> {
         if let Some(f) = &groom.file {
             groom.file = Some(self.path(f)?);
             groom.preset = None;
+            if self.own_has("groom", "strands") {
+                return Err(self.err(
+                    "groom.strands",
+                    "groom.strands is the strand count of a procedural preset; a groom file keeps all its strands",
+                ));
+            }
         }
         if groom.preset.is_none() && groom.file.is_none() {
             return Err(self.err("groom", "[groom] needs `preset` or `file`"));

@@ -197,6 +197,32 @@ fn a_wrong_type_names_key_line_and_kind() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `groom.strands` counts a procedural groom's strands: with a groom file it would be ignored, so
+/// it is an error naming the key and its line.
+#[test]
+fn strands_with_a_groom_file_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("tress-job-strands-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("g.ply"), b"").unwrap();
+    let path = dir.join("job.toml");
+    std::fs::write(
+        &path,
+        "name = 'x'\n[head]\ncollider = 'sphere'\n[groom]\nfile = 'g.ply'\nstrands = 500\n",
+    )
+    .unwrap();
+    let e = Job::load(&path).unwrap_err().to_string();
+    assert!(e.contains(&format!("{}:6", path.display())), "{e}");
+    assert!(e.contains("groom.strands") && e.contains("procedural"), "{e}");
+    // Without it the same job loads.
+    std::fs::write(
+        &path,
+        "name = 'x'\n[head]\ncollider = 'sphere'\n[groom]\nfile = 'g.ply'\n",
+    )
+    .unwrap();
+    Job::load(&path).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `[training]` alone trains on the whole range of motion; `frames = "all"` is a motion's whole
 /// length at the job's rate.
 #[test]
