@@ -344,6 +344,10 @@ fn groom_files_and_presets_mix_with_a_head_per_groom() {
         e.contains("nohead.toml") && e.contains("g--gentle") && e.contains("head.collider"),
         "{e}"
     );
+    assert!(
+        e.contains("[[groom]] entry"),
+        "the hint names the dataset's key: {e}"
+    );
     assert!(!out.exists(), "wrote output: {e}");
 
     let good = dir.join("mixed.toml");

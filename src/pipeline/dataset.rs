@@ -284,7 +284,15 @@ impl Dataset {
             )));
         }
         for item in &items {
-            d.job(item, Path::new("."))?;
+            d.job(item, Path::new(".")).map_err(|e| match e {
+                // The job's hint names its own key; in a dataset the head is the entry's.
+                Error::Invalid(m) if item.groom.file.is_some() && m.contains("head.collider") => {
+                    Error::Invalid(format!(
+                        "{m} (in a dataset: `head = \"sphere\"` or a mesh in this [[groom]] entry)"
+                    ))
+                }
+                e => e,
+            })?;
         }
         Ok(d)
     }
