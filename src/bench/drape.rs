@@ -5,9 +5,9 @@
 //! config's sizes (its cost does not depend on its weights); the groom is the procedural wavy
 //! preset on its cranium. A batch of B grooms is one decoder pass over B `[latent, shape, pose]`
 //! rows, then every groom's posed strands plus its displacements, read back to the CPU: what a
-//! caller gets. The first pass of each size is
-//! reported apart (allocation, warm-up; on the GPU, compiling kernels unless the kernel cache is
-//! warm). `--device cuda` runs the network and Adam on burn's CUDA backend.
+//! caller gets. The first pass of each size is reported apart (allocation, warm-up; on the GPU,
+//! compiling kernels unless the kernel cache is warm). `--device cuda` runs the network and Adam
+//! on burn's CUDA backend.
 
 use std::time::Instant;
 

@@ -89,6 +89,8 @@ pub struct GroomEntry {
     pub seeds: Vec<u64>,
     /// Edit lists (`tress groom edit` forms); each list is one groom [default: one, unedited].
     pub edits: Vec<Vec<String>>,
+    /// Strands of a procedural preset [default: the config's `strands`]; with `file` an error
+    /// (a groom file keeps all its strands).
     pub strands: Option<usize>,
     /// Scale and up axis of a groom file, as in a job's `[groom]`.
     pub scale: Option<f32>,
