@@ -3,6 +3,13 @@
 //! the scalp sinks in. Each strand is walked from the root: every particle is given back its
 //! rest segment length (follow-the-leader, `crate::sim::inextensible::towards`), then pushed out along the surface normal if it is
 //! inside a collider; twice.
+//!
+//! [`push_out_of_props`] is the same push for the props alone (a row's `contact` correction):
+//! it leaves the head and body to the method, and a strand no prop touches exactly as the
+//! interpolation gave it. It is the per-strand complement of 001 §5's two-way correction
+//! (`two_way.rs`), which can only move guides, each carrying a dozen strands: on props as wide
+//! as the hair layer, or sweeping along the strands, that costs more error than it removes (the
+//! book's "Props the examples do not use").
 
 use glam::Vec3;
 use rayon::prelude::*;
@@ -64,6 +71,59 @@ pub fn project_out(
                         x[i] += (margin - c.distance) * c.normal;
                         moved += 1;
                         parts = u64::MAX;
+                    }
+                }
+            }
+            moved
+        })
+        .sum()
+}
+
+/// Pushes the particles of every strand for which `skip` is false out of the props of
+/// `colliders` (to `margin` outside, along the prop's normal, twice), walking the strand below
+/// the first particle pushed follow-the-leader so its segments keep the rest lengths of `rest`;
+/// particles above it, and strands no prop touches, are left as they are. Returns how many
+/// particles were pushed.
+pub fn push_out_of_props(
+    points: &mut [Vec3],
+    rest: &[Vec3],
+    counts: &[u32],
+    skip: &(dyn Fn(usize) -> bool + Sync),
+    colliders: &ColliderFrame,
+    margin: f32,
+) -> usize {
+    if !colliders.has_props() {
+        return 0;
+    }
+    let mut offsets = Vec::with_capacity(counts.len());
+    let mut o = 0usize;
+    for &c in counts {
+        offsets.push(o);
+        o += c as usize;
+    }
+    let slices: Vec<(usize, &mut [Vec3], &[Vec3])> = split_strands_mut(points, counts)
+        .into_iter()
+        .enumerate()
+        .map(|(s, x)| (s, x, &rest[offsets[s]..offsets[s] + counts[s] as usize]))
+        .collect();
+    slices
+        .into_par_iter()
+        .map(|(s, x, rest)| {
+            if skip(s) {
+                return 0;
+            }
+            let mut moved = 0;
+            for i in 1..x.len() {
+                if moved > 0 {
+                    x[i] = towards(x[i - 1], x[i], rest[i].distance(rest[i - 1]));
+                }
+                for _ in 0..2 {
+                    match colliders.query_props(x[i]) {
+                        Some(c) if c.distance < margin => {
+                            x[i] += (margin - c.distance) * c.normal;
+                            moved += 1;
+                        }
+                        _ => break,
                     }
                 }
             }
@@ -159,5 +219,76 @@ mod tests {
             .map(|(a, b)| a.distance(*b))
             .fold(0.0f32, f32::max);
         assert!(worst < 1e-4, "{worst} cm");
+    }
+
+    /// Analytic case: three vertical strands (14 particles, 1 cm apart) hang beside a head
+    /// sphere and a prop ball (radius 2). The first passes through the ball, the second is a
+    /// guide through it (skipped), the third hangs clear of it but partly inside the head. After
+    /// the push: no particle of the first within the margin of the ball, its particles above the
+    /// first push bit-identical, its segments below it of rest length; the guide and the third
+    /// strand bit-identical (the head is not a prop).
+    #[test]
+    fn the_push_out_of_props_clears_the_prop_and_leaves_everything_else() {
+        use crate::collide::{Colliders, Sphere};
+        let mut colliders = Colliders::on_head(
+            vec![(
+                "head",
+                Box::new(Sphere {
+                    center: Vec3::new(20.0, 0.0, 0.0),
+                    radius: 3.0,
+                }),
+            )],
+            HeadTrack::still(Pose::IDENTITY),
+        );
+        colliders.add_prop(
+            "ball",
+            Box::new(Sphere {
+                center: Vec3::ZERO,
+                radius: 2.0,
+            }),
+            HeadTrack::still(Pose::new(glam::DQuat::IDENTITY, glam::DVec3::new(0.3, -4.5, 0.0))),
+        );
+        let strand = |x: f32| (0..14).map(move |i| Vec3::new(x, -(i as f32), 0.0));
+        let rest: Vec<Vec3> = strand(0.0).chain(strand(0.5)).chain(strand(20.5)).collect();
+        // The interpolated strands are a little stretched (1.05 cm segments).
+        let blended: Vec<Vec3> = rest.iter().map(|p| Vec3::new(p.x, p.y * 1.05, p.z)).collect();
+        let counts = [14u32, 14, 14];
+        let frame = colliders.at(0.0);
+        let margin = 0.03;
+        let mut x = blended.clone();
+        let pushed = push_out_of_props(&mut x, &rest, &counts, &|s| s == 1, &frame, margin);
+        assert!(pushed >= 3, "{pushed} pushes");
+        let ball = Vec3::new(0.3, -4.5, 0.0);
+        let first = (1..14)
+            .find(|&i| blended[i].distance(ball) < 2.0 + margin)
+            .expect("the first strand passes through the ball");
+        let mut rest_length_segments = 0;
+        for i in 0..14 {
+            assert!(
+                x[i].distance(ball) >= 2.0 + margin - 1e-4,
+                "particle {i} at {:?}",
+                x[i]
+            );
+            // The strand lies left of the ball's centre (x = 0 < 0.3): pushed left, never
+            // through the ball to its right.
+            assert!(x[i].x <= 0.0, "particle {i} at {:?}", x[i]);
+            if i < first {
+                assert_eq!(x[i], blended[i], "particle {i} above the first push moved");
+            } else if x[i].distance(ball) > 2.0 + margin + 1e-3 {
+                // Walked follow-the-leader and not pushed after: the rest length.
+                assert!((x[i].distance(x[i - 1]) - 1.0).abs() < 1e-5, "segment {i}");
+                rest_length_segments += 1;
+            }
+        }
+        assert!(rest_length_segments >= 2, "{rest_length_segments}");
+        assert_eq!(
+            &x[14..],
+            &blended[14..],
+            "the guide and the strand in the head moved"
+        );
+        assert!(
+            frame.query(blended[30]).unwrap().distance < 0.0,
+            "the head case is not inside"
+        );
     }
 }

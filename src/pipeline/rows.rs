@@ -50,7 +50,8 @@ pub fn interpolator(
     crate::upsample::interpolator(row.method, groom, guides, model(cx, groom, row)?, &options)
 }
 
-/// An upsampler for a row: its interpolator, the job's colliders, its correction.
+/// An upsampler for a row: its interpolator, the job's colliders, its corrections (projection,
+/// prop contact).
 pub fn upsampler(
     cx: &Ctx,
     groom: &Groom,
@@ -59,14 +60,18 @@ pub fn upsampler(
     sinks: Vec<Box<dyn FrameSink>>,
 ) -> Result<Upsampler> {
     let colliders = prepare::scene(cx)?.colliders.clone();
-    let projection = row.projection.then_some(cx.job.simulate.collision_margin);
-    Ok(Upsampler::new(
+    let margin = cx.job.simulate.collision_margin;
+    let mut up = Upsampler::new(
         interpolator(cx, groom, guides, row)?,
         cx.job.fps,
         Some(colliders),
-        projection,
+        row.projection.then_some(margin),
         sinks,
-    ))
+    );
+    if row.contact {
+        up = up.with_contact(margin);
+    }
+    Ok(up)
 }
 
 /// The fitted and trained models the rows read, as recorded (a given `[neural] model` by its

@@ -1,7 +1,7 @@
 //! The one upsampling frame loop: each frame of simulated guides (world space, with the head's
 //! pose) is taken into the head's frame, handed to an [`Interpolator`], brought back to world
-//! space, optionally cleaned up by the position-based collision correction
-//! ([`crate::guides::project`]), and passed to the sinks behind it. `tress upsample`, the job's upsample
+//! space, optionally pushed out of the props alone and cleaned up by the position-based
+//! collision correction (both [`crate::guides::project`]), and passed to the sinks behind it. `tress upsample`, the job's upsample
 //! stage, its evaluation of oracle rows and `tress simulate --mode reduced` all run through it.
 
 use std::path::PathBuf;
@@ -14,7 +14,7 @@ use tress_formats::tcache::HeadPose;
 use crate::cache::FrameSink;
 use crate::collide::Colliders;
 use crate::error::Result;
-use crate::guides::project::project_out;
+use crate::guides::project::{project_out, push_out_of_props};
 use crate::guides::{GuideFrame, InterpTimes, Interpolator};
 use crate::motion::Pose;
 
@@ -27,7 +27,7 @@ pub struct UpsampleTimes {
     /// Head frame ↔ world.
     #[serde(serialize_with = "crate::units::secs")]
     pub transform: Duration,
-    /// Position-based collision correction.
+    /// Position-based collision correction and prop contact.
     #[serde(serialize_with = "crate::units::secs")]
     pub projection: Duration,
 }
@@ -40,6 +40,8 @@ pub struct Upsampler {
     colliders: Option<Colliders>,
     /// Position-based correction: push strands out of the solids to this margin (cm).
     projection: Option<f32>,
+    /// Push strands out of the props alone to this margin (cm).
+    contact: Option<f32>,
     sinks: Vec<Box<dyn FrameSink>>,
     times: UpsampleTimes,
     local: Vec<Vec3>,
@@ -61,11 +63,19 @@ impl Upsampler {
             fps,
             colliders,
             projection,
+            contact: None,
             sinks,
             times: UpsampleTimes::default(),
             local: Vec::new(),
             out: Vec::new(),
         }
+    }
+
+    /// Adds the push out of the props ([`push_out_of_props`]) to `margin` (cm), before the
+    /// projection.
+    pub fn with_contact(mut self, margin: f32) -> Upsampler {
+        self.contact = Some(margin);
+        self
     }
 
     pub fn diagnostics(&self) -> serde_json::Value {
@@ -114,6 +124,19 @@ impl Upsampler {
             *p = pose.apply_f32(*p);
         }
         self.times.transform += t.elapsed();
+        if let (Some(margin), Some(at)) = (self.contact, &colliders) {
+            let t = Instant::now();
+            let layout = self.interp.layout();
+            push_out_of_props(
+                &mut self.out,
+                &layout.rest,
+                &layout.counts,
+                &|s| layout.is_guide(s),
+                at,
+                margin,
+            );
+            self.times.projection += t.elapsed();
+        }
         if let (Some(margin), Some(at)) = (self.projection, &colliders) {
             let t = Instant::now();
             let layout = self.interp.layout();

@@ -19,6 +19,9 @@ pub struct MethodRow {
     pub two_way: bool,
     /// Position-based correction of the upsampled strands.
     pub projection: bool,
+    /// The upsampled strands pushed out of the props alone (`guides::project::push_out_of_props`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub contact: bool,
     /// The neural interpolator without its fine-scale displacement (000 Table 1's ablation row,
     /// added when the model has a displacement generator).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -30,13 +33,20 @@ pub struct MethodRow {
 }
 
 impl MethodRow {
-    /// `two_way`, `projection`, `two_way+projection` or `none`.
-    pub fn correction(&self) -> &'static str {
-        match (self.two_way, self.projection) {
-            (true, true) => "two_way+projection",
-            (true, false) => "two_way",
-            (false, true) => "projection",
-            (false, false) => "none",
+    /// `two_way`, `projection`, `contact`, those joined by `+` (`two_way+contact`), or `none`.
+    pub fn correction(&self) -> String {
+        let parts: Vec<&str> = [
+            (self.two_way, "two_way"),
+            (self.projection, "projection"),
+            (self.contact, "contact"),
+        ]
+        .into_iter()
+        .filter_map(|(on, id)| on.then_some(id))
+        .collect();
+        if parts.is_empty() {
+            "none".into()
+        } else {
+            parts.join("+")
         }
     }
 
@@ -47,12 +57,14 @@ impl MethodRow {
 
     /// What reports call it.
     pub fn name(&self, guides: usize) -> String {
-        let correction = match (self.two_way, self.projection) {
-            (true, true) => " + two-way correction + collision projection",
-            (true, false) => " + two-way correction",
-            (false, true) => " + collision projection",
-            (false, false) => "",
-        };
+        let correction: String = [
+            (self.two_way, " + two-way correction"),
+            (self.projection, " + collision projection"),
+            (self.contact, " + prop contact"),
+        ]
+        .into_iter()
+        .filter_map(|(on, what)| on.then_some(what))
+        .collect();
         let what = match self.method {
             Method::Idw => "IDW",
             Method::Nearest => "nearest guide",
@@ -94,18 +106,31 @@ pub fn parse_rows(g: &GuideSpec, origin: &str) -> Result<Vec<MethodRow>> {
         let method: Method = id
             .parse()
             .map_err(|e| Error::Invalid(format!("{origin}: guides.methods: {e}")))?;
-        let (two_way, projection) = match correction {
-            None => (g.two_way && method == Method::Adaptive, g.resolve_collisions),
-            Some("two_way") => (true, false),
-            Some("projection") => (false, true),
-            Some("two_way+projection") => (true, true),
-            Some("none") => (false, false),
-            Some(other) => {
-                return Err(Error::Invalid(format!(
-                    "{origin}: guides.methods {entry:?}: unknown correction {other:?} (two_way, projection, none)"
-                )));
+        let (mut two_way, mut projection, mut contact) = (false, false, false);
+        match correction {
+            None => (two_way, projection) = (g.two_way && method == Method::Adaptive, g.resolve_collisions),
+            Some("none") => {}
+            Some(list) => {
+                for part in list.split('+').map(str::trim) {
+                    let flag = match part {
+                        "two_way" => &mut two_way,
+                        "projection" => &mut projection,
+                        "contact" => &mut contact,
+                        other => {
+                            return Err(Error::Invalid(format!(
+                                "{origin}: guides.methods {entry:?}: unknown correction {other:?} (two_way, projection, contact, joined by `+`; or none)"
+                            )));
+                        }
+                    };
+                    if *flag {
+                        return Err(Error::Invalid(format!(
+                            "{origin}: guides.methods {entry:?}: {part:?} is named twice"
+                        )));
+                    }
+                    *flag = true;
+                }
             }
-        };
+        }
         if two_way && !method.needs_skinning() {
             return Err(Error::Invalid(format!(
                 "{origin}: guides.methods {entry:?}: two-way correction works through fitted skinning (static, adaptive)"
@@ -121,6 +146,7 @@ pub fn parse_rows(g: &GuideSpec, origin: &str) -> Result<Vec<MethodRow>> {
             method,
             two_way,
             projection,
+            contact,
             no_displacement: false,
             loss: None,
         });
@@ -137,6 +163,7 @@ pub fn add_section_row(rows: &mut Vec<MethodRow>, method: Method, guides: &Guide
             method,
             two_way: false,
             projection: guides.resolve_collisions,
+            contact: false,
             no_displacement: false,
             loss: None,
         });

@@ -300,3 +300,44 @@ fn an_extended_jobs_paths_stay_relative_to_its_own_file() {
     assert_eq!(Job::load(&child).unwrap().output, dir.join("mine"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Corrections are named by id and joined by `+`, in any order; a row's name and its
+/// correction say all of them; an unknown or repeated one is an error naming the entry.
+#[test]
+fn corrections_combine_and_mistakes_in_them_are_named() {
+    let j = job(
+        "[training]\nmotion = 'turn'\n[guides]\nmethods = ['idw+contact', 'adaptive+contact+two_way', 'static+projection+contact', 'static+none']",
+    )
+    .unwrap();
+    let flags: Vec<(bool, bool, bool)> = j
+        .rows
+        .iter()
+        .map(|r| (r.two_way, r.projection, r.contact))
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            (false, false, true),
+            (true, false, true),
+            (false, true, true),
+            (false, false, false)
+        ]
+    );
+    let corrections: Vec<String> = j.rows.iter().map(|r| r.correction()).collect();
+    assert_eq!(
+        corrections,
+        ["contact", "two_way+contact", "projection+contact", "none"]
+    );
+    assert_eq!(
+        j.rows[1].name(200),
+        "200 guides + adaptive skinning + two-way correction + prop contact"
+    );
+    let e = job("[training]\nmotion = 'turn'\n[guides]\nmethods = ['static+push']")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("\"push\"") && e.contains("contact"), "{e}");
+    let e = job("[training]\nmotion = 'turn'\n[guides]\nmethods = ['static+contact+contact']")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("static+contact+contact") && e.contains("twice"), "{e}");
+}

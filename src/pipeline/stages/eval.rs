@@ -72,7 +72,7 @@ impl MethodMetrics {
         MethodMetrics {
             method: row.method.id().into(),
             key: row.key.clone(),
-            correction: row.correction().into(),
+            correction: row.correction(),
             oracle,
             name,
             summary: e.summary(),
@@ -100,7 +100,10 @@ fn oracle_rows(rows: &[MethodRow]) -> Vec<MethodRow> {
         .filter(|r| !r.method.without_guides() && r.loss.is_none())
     {
         if out.iter().any(|o| {
-            o.method == r.method && o.projection == r.projection && o.no_displacement == r.no_displacement
+            o.method == r.method
+                && o.projection == r.projection
+                && o.contact == r.contact
+                && o.no_displacement == r.no_displacement
         }) {
             continue;
         }
@@ -108,12 +111,18 @@ fn oracle_rows(rows: &[MethodRow]) -> Vec<MethodRow> {
             key: format!(
                 "{}+{}{}",
                 r.method.id(),
-                if r.projection { "projection" } else { "none" },
+                match (r.projection, r.contact) {
+                    (true, true) => "projection+contact",
+                    (true, false) => "projection",
+                    (false, true) => "contact",
+                    (false, false) => "none",
+                },
                 if r.no_displacement { "~no_displacement" } else { "" }
             ),
             method: r.method,
             two_way: false,
             projection: r.projection,
+            contact: r.contact,
             no_displacement: r.no_displacement,
             loss: None,
         });
