@@ -36,18 +36,7 @@ pub fn project_out(
     colliders: &ColliderFrame,
     margin: f32,
 ) -> usize {
-    let mut offsets = Vec::with_capacity(counts.len());
-    let mut o = 0usize;
-    for &c in counts {
-        offsets.push(o);
-        o += c as usize;
-    }
-    let slices: Vec<(usize, &mut [Vec3], &[Vec3])> = split_strands_mut(points, counts)
-        .into_iter()
-        .enumerate()
-        .map(|(s, x)| (s, x, &rest[offsets[s]..offsets[s] + counts[s] as usize]))
-        .collect();
-    slices
+    with_rest(points, rest, counts)
         .into_par_iter()
         .map(|(s, x, rest)| {
             if skip(s) || x.len() < 2 {
@@ -95,18 +84,7 @@ pub fn push_out_of_props(
     if !colliders.has_props() {
         return 0;
     }
-    let mut offsets = Vec::with_capacity(counts.len());
-    let mut o = 0usize;
-    for &c in counts {
-        offsets.push(o);
-        o += c as usize;
-    }
-    let slices: Vec<(usize, &mut [Vec3], &[Vec3])> = split_strands_mut(points, counts)
-        .into_iter()
-        .enumerate()
-        .map(|(s, x)| (s, x, &rest[offsets[s]..offsets[s] + counts[s] as usize]))
-        .collect();
-    slices
+    with_rest(points, rest, counts)
         .into_par_iter()
         .map(|(s, x, rest)| {
             if skip(s) {
@@ -130,6 +108,24 @@ pub fn push_out_of_props(
             moved
         })
         .sum()
+}
+
+/// Each strand's index, its particles and its rest particles.
+fn with_rest<'a>(
+    points: &'a mut [Vec3],
+    rest: &'a [Vec3],
+    counts: &[u32],
+) -> Vec<(usize, &'a mut [Vec3], &'a [Vec3])> {
+    let mut o = 0usize;
+    split_strands_mut(points, counts)
+        .into_iter()
+        .enumerate()
+        .map(|(s, x)| {
+            let r = &rest[o..o + x.len()];
+            o += x.len();
+            (s, x, r)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -124,30 +124,18 @@ impl Upsampler {
             *p = pose.apply_f32(*p);
         }
         self.times.transform += t.elapsed();
-        if let (Some(margin), Some(at)) = (self.contact, &colliders) {
+        if let Some(at) = &colliders
+            && (self.contact.is_some() || self.projection.is_some())
+        {
             let t = Instant::now();
             let layout = self.interp.layout();
-            push_out_of_props(
-                &mut self.out,
-                &layout.rest,
-                &layout.counts,
-                &|s| layout.is_guide(s),
-                at,
-                margin,
-            );
-            self.times.projection += t.elapsed();
-        }
-        if let (Some(margin), Some(at)) = (self.projection, &colliders) {
-            let t = Instant::now();
-            let layout = self.interp.layout();
-            project_out(
-                &mut self.out,
-                &layout.rest,
-                &layout.counts,
-                &|s| layout.is_guide(s),
-                at,
-                margin,
-            );
+            let guide = |s: usize| layout.is_guide(s);
+            if let Some(margin) = self.contact {
+                push_out_of_props(&mut self.out, &layout.rest, &layout.counts, &guide, at, margin);
+            }
+            if let Some(margin) = self.projection {
+                project_out(&mut self.out, &layout.rest, &layout.counts, &guide, at, margin);
+            }
             self.times.projection += t.elapsed();
         }
         self.times.frames += 1;

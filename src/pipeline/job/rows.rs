@@ -33,20 +33,24 @@ pub struct MethodRow {
 }
 
 impl MethodRow {
-    /// `two_way`, `projection`, `contact`, those joined by `+` (`two_way+contact`), or `none`.
-    pub fn correction(&self) -> String {
-        let parts: Vec<&str> = [
-            (self.two_way, "two_way"),
-            (self.projection, "projection"),
-            (self.contact, "contact"),
+    /// The corrections applied, each as (id, what reports call it), in the order they run.
+    fn corrections(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
+        [
+            (self.two_way, "two_way", " + two-way correction"),
+            (self.projection, "projection", " + collision projection"),
+            (self.contact, "contact", " + prop contact"),
         ]
         .into_iter()
-        .filter_map(|(on, id)| on.then_some(id))
-        .collect();
-        if parts.is_empty() {
+        .filter_map(|(on, id, what)| on.then_some((id, what)))
+    }
+
+    /// `two_way`, `projection`, `contact`, those joined by `+` (`two_way+contact`), or `none`.
+    pub fn correction(&self) -> String {
+        let ids: Vec<&str> = self.corrections().map(|(id, _)| id).collect();
+        if ids.is_empty() {
             "none".into()
         } else {
-            parts.join("+")
+            ids.join("+")
         }
     }
 
@@ -57,14 +61,7 @@ impl MethodRow {
 
     /// What reports call it.
     pub fn name(&self, guides: usize) -> String {
-        let correction: String = [
-            (self.two_way, " + two-way correction"),
-            (self.projection, " + collision projection"),
-            (self.contact, " + prop contact"),
-        ]
-        .into_iter()
-        .filter_map(|(on, what)| on.then_some(what))
-        .collect();
+        let correction: String = self.corrections().map(|(_, what)| what).collect();
         let what = match self.method {
             Method::Idw => "IDW",
             Method::Nearest => "nearest guide",
