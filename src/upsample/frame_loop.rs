@@ -1,8 +1,9 @@
 //! The one upsampling frame loop: each frame of simulated guides (world space, with the head's
 //! pose) is taken into the head's frame, handed to an [`Interpolator`], brought back to world
 //! space, optionally pushed out of the props alone and cleaned up by the position-based
-//! collision correction (both [`crate::guides::project`]), and passed to the sinks behind it. `tress upsample`, the job's upsample
-//! stage, its evaluation of oracle rows and `tress simulate --mode reduced` all run through it.
+//! collision correction (both [`crate::guides::project`]), and passed to the sinks behind it.
+//! `tress upsample`, the job's upsample stage, its evaluation of oracle rows and
+//! `tress simulate --mode reduced` all run through it.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -33,7 +33,7 @@ pub struct MethodRow {
 }
 
 impl MethodRow {
-    /// The corrections applied, each as (id, what reports call it), in the order they run.
+    /// The corrections applied, each as (id, what reports call it): two-way, projection, contact.
     fn corrections(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
         [
             (self.two_way, "two_way", " + two-way correction"),

@@ -107,25 +107,22 @@ fn oracle_rows(rows: &[MethodRow]) -> Vec<MethodRow> {
         }) {
             continue;
         }
-        out.push(MethodRow {
-            key: format!(
-                "{}+{}{}",
-                r.method.id(),
-                match (r.projection, r.contact) {
-                    (true, true) => "projection+contact",
-                    (true, false) => "projection",
-                    (false, true) => "contact",
-                    (false, false) => "none",
-                },
-                if r.no_displacement { "~no_displacement" } else { "" }
-            ),
+        let mut oracle = MethodRow {
+            key: String::new(),
             method: r.method,
             two_way: false,
             projection: r.projection,
             contact: r.contact,
             no_displacement: r.no_displacement,
             loss: None,
-        });
+        };
+        oracle.key = format!(
+            "{}+{}{}",
+            r.method.id(),
+            oracle.correction(),
+            if r.no_displacement { "~no_displacement" } else { "" }
+        );
+        out.push(oracle);
     }
     out
 }
