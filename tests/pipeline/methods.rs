@@ -480,6 +480,12 @@ fn the_contact_correction_clears_a_prop_and_moves_only_the_strands_it_touches() 
                 kept += 1;
             } else {
                 moved += 1;
+                // Only a strand the ball touches (some particle within its margin) may move.
+                let near = fa[o..o + c].iter().any(|p| {
+                    let d = ((p[0] - 0.0).powi(2) + (p[1] + 14.0).powi(2) + (p[2] + 9.0).powi(2)).sqrt();
+                    d < 3.0 + 0.031
+                });
+                assert!(near, "a strand the ball does not touch moved");
             }
             o += c;
         }
