@@ -107,15 +107,37 @@ impl ColliderFrame<'_> {
     /// those only the ones whose bounds come within `reach`: the simulation's contact tests,
     /// where most hair is far from most colliders.
     pub fn query_near(&self, p: Vec3, reach: f32, parts: u64) -> Option<Contact> {
-        self.query_parts(p, |i, _| {
-            if i < 64 && parts & (1u64 << i) == 0 {
-                return false;
+        self.query_parts(p, |i, _| self.may_reach(i, p, reach, parts))
+    }
+
+    /// The props among [`ColliderFrame::parts_near`]'s colliders (those past the 64th always set).
+    pub fn props_near(&self, center: Vec3, radius: f32, reach: f32) -> u64 {
+        let mut mask = self.parts_near(center, radius, reach);
+        for (i, part) in self.parts.iter().enumerate().take(64) {
+            if !matches!(part.follows, Follow::Prop(_)) {
+                mask &= !(1u64 << i);
             }
-            match self.parts[i].bound {
-                Some(b) => b.slope * (segment_distance(p, b.a, b.b) - b.radius) <= reach,
-                None => true,
-            }
+        }
+        mask
+    }
+
+    /// [`ColliderFrame::query_near`] among the props alone: the answer of
+    /// [`ColliderFrame::query_props`] whenever its distance is below `reach`.
+    pub fn query_props_near(&self, p: Vec3, reach: f32, parts: u64) -> Option<Contact> {
+        self.query_parts(p, |i, f| {
+            matches!(f, Follow::Prop(_)) && self.may_reach(i, p, reach, parts)
         })
+    }
+
+    /// Whether collider `i` is in `parts` and its bound comes within `reach` of `p`.
+    fn may_reach(&self, i: usize, p: Vec3, reach: f32, parts: u64) -> bool {
+        if i < 64 && parts & (1u64 << i) == 0 {
+            return false;
+        }
+        match self.parts[i].bound {
+            Some(b) => b.slope * (segment_distance(p, b.a, b.b) - b.radius) <= reach,
+            None => true,
+        }
     }
 
     /// The contact with the deepest prop (a collider on its own track) at `p`.

@@ -28,9 +28,12 @@ pub struct UpsampleTimes {
     /// Head frame ↔ world.
     #[serde(serialize_with = "crate::units::secs")]
     pub transform: Duration,
-    /// Position-based collision correction and prop contact.
+    /// Position-based collision correction.
     #[serde(serialize_with = "crate::units::secs")]
     pub projection: Duration,
+    /// The push out of the props (the `contact` correction).
+    #[serde(serialize_with = "crate::units::secs")]
+    pub contact: Duration,
 }
 
 pub struct Upsampler {
@@ -125,19 +128,19 @@ impl Upsampler {
             *p = pose.apply_f32(*p);
         }
         self.times.transform += t.elapsed();
-        if let Some(at) = &colliders
-            && (self.contact.is_some() || self.projection.is_some())
-        {
-            let t = Instant::now();
+        if let Some(at) = &colliders {
             let layout = self.interp.layout();
             let guide = |s: usize| layout.is_guide(s);
             if let Some(margin) = self.contact {
+                let t = Instant::now();
                 push_out_of_props(&mut self.out, &layout.rest, &layout.counts, &guide, at, margin);
+                self.times.contact += t.elapsed();
             }
             if let Some(margin) = self.projection {
+                let t = Instant::now();
                 project_out(&mut self.out, &layout.rest, &layout.counts, &guide, at, margin);
+                self.times.projection += t.elapsed();
             }
-            self.times.projection += t.elapsed();
         }
         self.times.frames += 1;
         Ok(&self.out)

@@ -342,7 +342,7 @@ fn timings_section(cx: &Ctx) -> String {
     let drape = DrapeSummary::of(cx);
     for row in &job.rows {
         if let Some(t) = per_row.get(&row.key) {
-            md.push_str(&row_timing(cx, row, *t, drape.as_ref()));
+            md.push_str(&row_timing(cx, row, t, drape.as_ref()));
         }
     }
     md.push_str(&hairmesh_line(cx).unwrap_or_default());
@@ -353,39 +353,34 @@ fn timings_section(cx: &Ctx) -> String {
     md
 }
 
-/// Upsampling frames and seconds (grouping, interpolation, projection) of every chunk, summed
-/// per row.
-fn row_times(cx: &Ctx) -> std::collections::BTreeMap<String, (u64, f64, f64, f64)> {
-    // Upsampling times of every chunk, summed per row.
-    let mut per_row: std::collections::BTreeMap<String, (u64, f64, f64, f64)> = Default::default();
+/// Upsampling frames and seconds (grouping, interpolation, projection, contact) of every chunk,
+/// summed per row.
+fn row_times(cx: &Ctx) -> std::collections::BTreeMap<String, RowTimes> {
+    let mut per_row: std::collections::BTreeMap<String, RowTimes> = Default::default();
     if let Ok(parts) = upsample::parts(cx) {
         for p in parts.iter().filter(|p| p.path.starts_with("parts/times.")) {
             let text = std::fs::read_to_string(cx.out.join(&p.path)).unwrap_or_default();
             let rows: Vec<RowTimes> = serde_json::from_str(&text).unwrap_or_default();
             for r in rows {
                 let e = per_row.entry(r.key).or_default();
-                e.0 += r.frames;
-                e.1 += r.grouping;
-                e.2 += r.interpolation;
-                e.3 += r.projection;
+                e.frames += r.frames;
+                e.grouping += r.grouping;
+                e.interpolation += r.interpolation;
+                e.projection += r.projection;
+                e.contact += r.contact;
             }
         }
     }
     per_row
 }
 
-/// One row of the time table: (frames, grouping, interpolation, projection) seconds.
-fn row_timing(
-    cx: &Ctx,
-    row: &MethodRow,
-    (n, grouping, interp, projection): (u64, f64, f64, f64),
-    drape: Option<&DrapeSummary>,
-) -> String {
+/// One row of the time table, from its summed [`RowTimes`].
+fn row_timing(cx: &Ctx, row: &MethodRow, t: &RowTimes, drape: Option<&DrapeSummary>) -> String {
     let job = cx.job;
     let frames = (job.last - job.first + 1).max(1) as f64;
     let stage_seconds = |stage: &str| cx.seconds(stage);
     let guide_sim = stage_seconds(guide_sim::NAME).map(|s| 1000.0 * s / frames);
-    let n = n.max(1) as f64;
+    let n = t.frames.max(1) as f64;
     let (sim, correction) = if row.method == Method::Hairmesh {
         (stage_seconds(hairmesh::NAME).map(|s| 1000.0 * s / frames), None)
     } else if row.method == Method::Drape {
@@ -404,19 +399,28 @@ fn row_timing(
         (guide_sim, None)
     };
     let fmt = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "–".into());
-    let corr = match (correction, row.projection) {
-        (Some(c), true) => format!("{c:.2} two-way + {:.2} projection", 1000.0 * projection / n),
-        (Some(c), false) => format!("{c:.2} two-way"),
-        (None, true) => format!("{:.2} projection", 1000.0 * projection / n),
-        (None, false) => "–".into(),
+    let ms = |secs: f64| 1000.0 * secs / n;
+    let parts: Vec<String> = [
+        correction.map(|c| format!("{c:.2} two-way")),
+        row.projection
+            .then(|| format!("{:.2} projection", ms(t.projection))),
+        row.contact.then(|| format!("{:.2} contact", ms(t.contact))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let corr = if parts.is_empty() {
+        "–".into()
+    } else {
+        parts.join(" + ")
     };
     format!(
         "| `{}` | {}{} | {:.2} | {:.2} | {corr} |\n",
         row.key,
         fmt(sim),
         if row.two_way { " (with two-way)" } else { "" },
-        1000.0 * grouping / n,
-        1000.0 * interp / n,
+        ms(t.grouping),
+        ms(t.interpolation),
     )
 }
 

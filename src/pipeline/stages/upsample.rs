@@ -156,14 +156,17 @@ fn guide_caches(cx: &Ctx, row: &MethodRow) -> Result<Vec<String>> {
 }
 
 /// What one row's upsampling of a chunk cost (`parts/times.A-B.json`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RowTimes {
     pub key: String,
     pub frames: u64,
-    /// Seconds: guide graph + grouping + assignment, interpolation, position-based correction.
+    /// Seconds: guide graph + grouping + assignment, interpolation, position-based correction,
+    /// the push out of the props (absent from files written before it existed).
     pub grouping: f64,
     pub interpolation: f64,
     pub projection: f64,
+    #[serde(default)]
+    pub contact: f64,
     pub transform: f64,
     /// The method's own counts (adaptive: pairs split, set switches).
     #[serde(default)]
@@ -178,6 +181,7 @@ impl RowTimes {
             grouping: t.interp.grouping.as_secs_f64(),
             interpolation: t.interp.interpolation.as_secs_f64(),
             projection: t.projection.as_secs_f64(),
+            contact: t.contact.as_secs_f64(),
             transform: t.transform.as_secs_f64(),
             diagnostics: serde_json::Value::Null,
         }
