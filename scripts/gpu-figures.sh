@@ -5,18 +5,24 @@
 # and a small job with `[neural] device`, whose neural row is scored again on the CPU with the
 # same model. Writes figures.json (every benchmark's own JSON) and figures.md (the table).
 #
-#   scripts/gpu-figures.sh BINARY [--device cuda|cpu] [--out DIR] [--steps N] [--frames N] [--resume]
+#   scripts/gpu-figures.sh BINARY [--device cuda|cpu] [--out DIR] [--steps N] [--frames N]
+#                          [--only STEP,…] [--resume]
 #
 # BINARY is a tress release binary (built with `--features cuda` for --device cuda), or the
 # same compressed with xz (BINARY.xz is unpacked beside the output). --device cpu runs the same
 # steps on burn's Flex CPU backend with fewer steps, frames and strands (2,000 instead of the
 # benchmark's 16,000), to check the script end to end on a machine without a GPU. --resume
 # keeps DIR's kernel cache and finished steps (a step whose JSON is there is skipped), so a run
-# cut off by a time limit goes on where it stopped. Needs python3 for the table (the JSON files
-# are written without).
+# cut off by a time limit goes on where it stopped. --only runs the named steps alone (of
+# neural_32_cold, neural_64_cold, neural_128_cold, neural_32_warm, neural_64_warm,
+# neural_128_warm, drape, job). --steps sets the warm runs' training steps at 32² and 64²; the
+# 128² runs train a tenth as many (its generator step takes 3 s on an H200). Needs python3 for
+# the table (the JSON files are written without).
 #
-# On an H100 it is sized to finish in about 8 minutes (kernel compilation of the cold runs
-# included; most of it is the cold runs and the job's ground-truth simulation).
+# Measured on an H200 (2026-11-30): the cold runs alone take 356, 137 and 212 s, nearly all of it
+# CubeCL compiling and autotuning kernels (each grid size has its own), the warm 32² and 64² runs
+# 13 and 8 s. The whole script does not fit one session's 15 device minutes with a cold cache:
+# run it in two calls (--resume) or name the steps still missing with --only.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -30,6 +36,7 @@ OUT=gpu-figures
 STEPS=
 FRAMES=
 RESUME=0
+ONLY=
 while [ $# -gt 0 ]; do
     case "$1" in
         --device) DEVICE=$2; shift 2 ;;
@@ -37,13 +44,14 @@ while [ $# -gt 0 ]; do
         --steps) STEPS=$2; shift 2 ;;
         --frames) FRAMES=$2; shift 2 ;;
         --resume) RESUME=1; shift ;;
+        --only) ONLY=,$2,; shift 2 ;;
         -h | --help) usage 0 ;;
         *) echo "gpu-figures: unknown argument $1" >&2; usage ;;
     esac
 done
 case "$DEVICE" in cuda | cpu) ;; *) echo "gpu-figures: --device cuda or cpu, not $DEVICE" >&2; exit 2 ;; esac
 if [ "$DEVICE" = cuda ]; then
-    STEPS=${STEPS:-300}
+    STEPS=${STEPS:-100}
     FRAMES=${FRAMES:-30}
     JOB_STEPS=300
     STRANDS=16000
@@ -74,6 +82,18 @@ if [ "$RESUME" = 0 ]; then
 fi
 mkdir -p "$J"
 
+wanted() {
+    # wanted NAME: the step is to run (no --only, or named in it); a step left out is recorded
+    # so that the table says so.
+    if [ -z "$ONLY" ] || [[ "$ONLY" == *",$1,"* ]]; then
+        rm -f "$J/$1.skipped"
+        return 0
+    fi
+    [ -s "$J/$1.json" ] || : >"$J/$1.skipped"
+    echo "== $1: not run (--only)" | tee -a "$LOG"
+    return 1
+}
+
 done_before() {
     # done_before FILE: with --resume, FILE is a finished step's JSON (whole, not cut off, not
     # a benchmark's error).
@@ -88,6 +108,7 @@ step() {
     # the log; a failed step is recorded and the script goes on (the table shows it).
     local name=$1
     shift
+    wanted "$name" || return 0
     if done_before "$J/$name.json"; then
         echo "== $name: done before, kept (--resume)" | tee -a "$LOG"
         return
@@ -134,7 +155,7 @@ neural neural_128_cold interp_paper 3
 # Warm: the same with the kernels kept; training steps of interp_small and of the 128² config.
 neural neural_32_warm interp_small --grid 32 "$STEPS"
 neural neural_64_warm interp_small --grid 64 3
-neural neural_128_warm interp_paper "$STEPS"
+neural neural_128_warm interp_paper "$(( (STEPS + 9) / 10 ))"
 # The drape network at drape_small's sizes; its real groom (from the shared data, which a
 # device machine may not have) left out of the config: the benchmark uses the sizes only.
 awk 'BEGIN { RS = ""; ORS = "\n\n" } !/TRESS_DATA/' "$ROOT/presets/training/drape_small.toml" \
@@ -191,8 +212,10 @@ job() {
     fi
     echo "$((SECONDS - t0))" >"$J/job_${name}_seconds"
 }
-job device
-[ -f "$OUT/job/device/model.tnn" ] && job cpu
+if wanted job; then
+    job device
+    [ -f "$OUT/job/device/model.tnn" ] && job cpu
+fi
 
 if ! command -v python3 >/dev/null; then
     echo "gpu-figures: no python3 here; the figures are in $J/*.json" | tee -a "$LOG"
@@ -229,8 +252,10 @@ def row(what, value, target=""):
     rows.append((what, value, target))
 
 
-def failed(r):
+def failed(r, name=None):
     # A step that did not run, or a benchmark's error JSON ({"error", "exit_code"}).
+    if r is None and name and os.path.exists(os.path.join(J, name + ".skipped")):
+        return "not run (--only)"
     if r is None:
         return "failed (see log.txt)"
     if "error" in r:
@@ -244,15 +269,20 @@ def ms(v):
 
 for side, paper in (("32", ""), ("64", ""), ("128", "≤ 5 ms on an H100 (000 T2: 24 ms on a GTX 1080)")):
     for state in ("cold", "warm"):
-        r = figures.get(f"neural_{side}_{state}")
-        if failed(r):
-            row(f"neural {side}², {state} cache", failed(r))
+        name = f"neural_{side}_{state}"
+        r = figures.get(name)
+        if failed(r, name):
+            row(f"neural {side}², {state} cache", failed(r, name))
             continue
         row(f"neural {side}², {state}: set-up / first frame", f"{r['setup_ms']:.0f} / {r['first_frame_ms']:.0f} ms",
             "warm start ≤ 1 s" if state == "warm" else "")
         row(f"neural {side}², {state}: ms per frame (IDW)", f"{ms(r['neural_ms'])} ({ms(r['idw_ms'])})",
             paper if state == "warm" else "")
         row(f"neural {side}², {state}: + displacement, ms per frame", ms(r["displaced_ms"]))
+        p = r.get("phases")
+        if p:
+            row(f"neural {side}², {state}: guides / network + read-back / blend / back to strands",
+                " / ".join(f"{p[k]:.2f}" for k in ("guides_ms", "network_ms", "blend_ms", "transfer_ms")) + " ms")
         d = r.get("cpu_max_relative_difference")
         if d is not None:
             row(f"neural {side}², {state}: first frame vs CPU (relative)", f"{d:.2e}", "≤ 1e-3")
@@ -262,8 +292,8 @@ for side, paper in (("32", ""), ("64", ""), ("128", "≤ 5 ms on an H100 (000 T2
             row(f"displacement training ({side}²): ms per step",
                 f"{r['displace_step_ms']:.1f} (first {r['displace_first_step_ms']:.0f})")
 d = figures.get("drape")
-if failed(d):
-    row("drape", failed(d))
+if failed(d, "drape"):
+    row("drape", failed(d, "drape"))
 else:
     for b in d["batches"]:
         row(f"drape, {b['grooms']} grooms at once: grooms per second",
@@ -280,7 +310,8 @@ def neural_row(m):
 
 a, b = neural_row(figures.get("job_device")), neural_row(figures.get("job_cpu"))
 if a is None:
-    row(f"job with [neural] device = \"{device}\"", "failed (see log.txt)")
+    row(f"job with [neural] device = \"{device}\"",
+        "not run (--only)" if os.path.exists(os.path.join(J, "job.skipped")) else "failed (see log.txt)")
 else:
     row(f"job on {device}: neural RMSE", f"{a['summary']['rmse']:.4f} cm ({figures.get('job_device_seconds', '?')} s)")
 if a is not None and b is not None:

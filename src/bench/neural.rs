@@ -51,6 +51,9 @@ pub struct NeuralBench {
     /// and its first frame.
     pub displaced_ms: f64,
     pub displaced_first_frame_ms: f64,
+    /// Where the steady frames' time goes, ms per frame: the plain network's frames, and F_β's
+    /// share of the displaced ones.
+    pub phases: Phases,
     /// Training: the first step, and the mean of the next ones (ms per step, batch of the
     /// config), Flex CPU backend.
     pub train_first_step_ms: f64,
@@ -67,6 +70,21 @@ pub struct NeuralBench {
     /// the run (warm: kernels compiled by an earlier process are reused).
     pub kernel_cache: Option<String>,
     pub kernel_cache_warm: Option<bool>,
+}
+
+/// A neural frame by phase ([`crate::neural::interp::FramePhases`]), ms per frame.
+#[derive(Debug, Default, Serialize)]
+pub struct Phases {
+    /// Guides resampled onto the guide lattice and sent to the device.
+    pub guides_ms: f64,
+    /// W_θ run and ω read back (on a GPU, the wait for its kernels).
+    pub network_ms: f64,
+    /// Eq. 3's blend on the CPU.
+    pub blend_ms: f64,
+    /// The grid transferred back to the strands, lengths restored.
+    pub transfer_ms: f64,
+    /// F_β run and read back (the displaced frames).
+    pub displacement_ms: f64,
 }
 
 /// The whole groom at time `t`: every strand turned about its root, phases varying over the
@@ -202,6 +220,7 @@ impl OnDevice for Bench<'_> {
         let (mut n_ms, mut i_ms, mut d_ms) = (0.0, 0.0, 0.0);
         step(&mut idw, 0, &mut full, &mut out)?;
         let displaced_first_frame_ms = step(&mut displaced, 0, &mut full, &mut out)?;
+        let (p0, d0) = (neural.phases(), displaced.phases());
         for f in 1..=frames.max(1) {
             n_ms += step(&mut neural, f, &mut full, &mut out)?;
             i_ms += step(&mut idw, f, &mut full, &mut out)?;
@@ -210,6 +229,16 @@ impl OnDevice for Bench<'_> {
         let frames = frames.max(1);
         let (neural_ms, idw_ms) = (n_ms / frames as f64, i_ms / frames as f64);
         let displaced_ms = d_ms / frames as f64;
+        let (p1, d1) = (neural.phases(), displaced.phases());
+        let per =
+            |a: std::time::Duration, b: std::time::Duration| (a - b).as_secs_f64() * 1e3 / frames as f64;
+        let phases = Phases {
+            guides_ms: per(p1.guides, p0.guides),
+            network_ms: per(p1.network, p0.network),
+            blend_ms: per(p1.blend, p0.blend),
+            transfer_ms: per(p1.transfer, p0.transfer),
+            displacement_ms: per(d1.displacement, d0.displacement),
+        };
         // Training steps on frames of the same motion.
         cfg.train.steps = train_steps.max(1) + 1;
         cfg.train.validate_every = usize::MAX / 2;
@@ -248,6 +277,7 @@ impl OnDevice for Bench<'_> {
             train_steps: trained_steps,
             displaced_first_frame_ms,
             displaced_ms,
+            phases,
             displace_first_step_ms,
             displace_step_ms,
             cpu_max_relative_difference,

@@ -247,6 +247,15 @@ fn neural(a: &BenchArgs) -> Result<()> {
         "IDW on the same guides, ms per frame", r.idw_ms
     );
     println!("{:<44} {:>10.1}", "neural / IDW", r.neural_over_idw);
+    let p = &r.phases;
+    println!(
+        "{:<44} {:>10}",
+        "  of which: guides / network / blend / back, ms",
+        format!(
+            "{:.1} / {:.1} / {:.1} / {:.1}",
+            p.guides_ms, p.network_ms, p.blend_ms, p.transfer_ms
+        )
+    );
     println!(
         "{:<44} {:>10.1}",
         "neural + displacement, first frame, ms", r.displaced_first_frame_ms
@@ -255,6 +264,7 @@ fn neural(a: &BenchArgs) -> Result<()> {
         "{:<44} {:>10.1}",
         "neural + displacement, ms per frame", r.displaced_ms
     );
+    println!("{:<44} {:>10.1}", "  of which F_β, ms", p.displacement_ms);
     if let Some(d) = r.cpu_max_relative_difference {
         println!(
             "{:<44} {:>10.2e}",

@@ -45,6 +45,21 @@ pub struct NeuralInterpolator<B: Backend = Cpu> {
     rest_net: Vec<f32>,
     rest_guides: Vec<f32>,
     time: Duration,
+    phases: FramePhases,
+}
+
+/// Where a frame's time went, summed over the frames interpolated: the guides resampled onto
+/// the guide lattice and sent to the device; W_θ run and ω read back (on a GPU the wait for
+/// its kernels falls here); Eq. 3's blend on the CPU; F_β's displacement (run and read back);
+/// the grid transferred back to the strands with their lengths restored.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FramePhases {
+    pub frames: usize,
+    pub guides: Duration,
+    pub network: Duration,
+    pub blend: Duration,
+    pub displacement: Duration,
+    pub transfer: Duration,
 }
 
 impl<B: Backend> NeuralInterpolator<B> {
@@ -88,6 +103,7 @@ impl<B: Backend> NeuralInterpolator<B> {
             rest_net,
             rest_guides,
             time: Duration::ZERO,
+            phases: FramePhases::default(),
         })
     }
 
@@ -112,6 +128,11 @@ impl<B: Backend> NeuralInterpolator<B> {
     pub fn without_displacement(mut self) -> Self {
         self.displace = None;
         self
+    }
+
+    /// Where the frames' time went so far ([`FramePhases`]).
+    pub fn phases(&self) -> FramePhases {
+        self.phases
     }
 
     /// Whether frames get F_β's displacement.
@@ -149,12 +170,15 @@ impl<B: Backend> NeuralInterpolator<B> {
     fn grid_frame(&mut self, guides: &[Vec3]) -> Vec<f32> {
         let spec = self.grid.spec;
         let (m, w) = (spec.guides_per_side(), spec.points);
+        let t = Instant::now();
         let flat = self.guide_grid(guides);
         let g = Tensor::<B, 5>::from_data(TensorData::new(flat.clone(), [1, m, m, w, 3]), &self.dev);
+        let t1 = Instant::now();
         let om = self.net.weights(&self.rest, channels_first(g.clone()));
         // Eq. 3 on the CPU from ω read back: the same blend as the tensors', without their 16
         // strided copies of the grid (`carry::blend_frame`).
         let omega: Vec<f32> = om.into_data().to_vec().expect("f32");
+        let t2 = Instant::now();
         let mut s = blend_frame(
             self.blend,
             &omega,
@@ -165,6 +189,7 @@ impl<B: Backend> NeuralInterpolator<B> {
             &self.rest_net,
             &self.rest_guides,
         );
+        let t3 = Instant::now();
         if let Some(f) = &self.displace {
             let d: Vec<f32> = f
                 .forward(self.rest.coarse.clone(), channels_first(g))
@@ -175,6 +200,14 @@ impl<B: Backend> NeuralInterpolator<B> {
             for (x, dx) in s.iter_mut().zip(d) {
                 *x += dx;
             }
+        }
+        let p = &mut self.phases;
+        p.frames += 1;
+        p.guides += t1 - t;
+        p.network += t2 - t1;
+        p.blend += t3 - t2;
+        if self.displace.is_some() {
+            p.displacement += t3.elapsed();
         }
         self.last = Some(omega);
         s
@@ -226,6 +259,7 @@ where
         }
         let t0 = Instant::now();
         let net = self.grid_frame(frame.guides);
+        let t1 = Instant::now();
         let cells: Vec<Vec3> = net
             .chunks_exact(3)
             .map(|p| self.grid.from_net([p[0], p[1], p[2]]))
@@ -235,6 +269,7 @@ where
             grid.scatter_strand(s, &cells, dst);
             crate::sim::inextensible::follow_the_leader(dst, &segments[offsets[s]..offsets[s + 1]]);
         });
+        self.phases.transfer += t1.elapsed();
         self.time += t0.elapsed();
         Ok(())
     }
@@ -391,5 +426,48 @@ mod tests {
             }
         }
         assert!(checked > 1000, "{checked}");
+    }
+
+    /// The phases of a frame are disjoint parts of it: they count every frame once, each is
+    /// timed, and together they fit in the interpolation time the seam reports (which wraps
+    /// them). Without F_β its phase stays zero.
+    #[test]
+    fn the_frame_phases_are_parts_of_the_frame() {
+        let cfg = InterpConfig::load("interp_small").unwrap();
+        let groom = crate::scene::load_groom("straight", &crate::groom::Transform::default(), Some(300))
+            .unwrap()
+            .groom;
+        let dev = Default::default();
+        let mut n = NeuralInterpolator::<Cpu>::new(&groom, &cfg, init_net::<Cpu>(&cfg, &dev), dev).unwrap();
+        let guides = n.layout().extract(groom.points());
+        let pose = crate::motion::Pose::default();
+        let mut out = vec![Vec3::ZERO; groom.point_count()];
+        for f in 0..3 {
+            let frame = GuideFrame {
+                frame: f as f64,
+                time: f as f64 / 24.0,
+                guides: &guides,
+                pose: &pose,
+                colliders: None,
+            };
+            n.interpolate(&frame, &mut out).unwrap();
+        }
+        let p = n.phases();
+        assert_eq!(p.frames, 3);
+        for (name, d) in [
+            ("guides", p.guides),
+            ("network", p.network),
+            ("blend", p.blend),
+            ("transfer", p.transfer),
+        ] {
+            assert!(d > Duration::ZERO, "{name} not timed");
+        }
+        assert_eq!(p.displacement, Duration::ZERO);
+        let sum = p.guides + p.network + p.blend + p.transfer + p.displacement;
+        assert!(
+            sum <= n.times().interpolation,
+            "{sum:?} > {:?}",
+            n.times().interpolation
+        );
     }
 }

@@ -7,5 +7,5 @@ pub mod loss;
 pub mod model;
 pub mod train;
 
-pub use apply::NeuralInterpolator;
+pub use apply::{FramePhases, NeuralInterpolator};
 pub use train::{InterpConfig, load_model};
