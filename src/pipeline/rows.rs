@@ -71,6 +71,9 @@ pub fn upsampler(
     if row.contact {
         up = up.with_contact(margin);
     }
+    if row.spread {
+        up = up.with_spread(margin);
+    }
     Ok(up)
 }
 

@@ -15,7 +15,7 @@ use tress_formats::tcache::HeadPose;
 use crate::cache::FrameSink;
 use crate::collide::Colliders;
 use crate::error::Result;
-use crate::guides::project::{project_out, push_out_of_props};
+use crate::guides::project::{project_out, push_out_of_props, spread_out};
 use crate::guides::{GuideFrame, InterpTimes, Interpolator};
 use crate::motion::Pose;
 
@@ -46,6 +46,8 @@ pub struct Upsampler {
     projection: Option<f32>,
     /// Push strands out of the props alone to this margin (cm).
     contact: Option<f32>,
+    /// The projection that spreads the length change along the strand, to this margin (cm).
+    spread: Option<f32>,
     sinks: Vec<Box<dyn FrameSink>>,
     times: UpsampleTimes,
     local: Vec<Vec3>,
@@ -68,6 +70,7 @@ impl Upsampler {
             colliders,
             projection,
             contact: None,
+            spread: None,
             sinks,
             times: UpsampleTimes::default(),
             local: Vec::new(),
@@ -79,6 +82,14 @@ impl Upsampler {
     /// projection.
     pub fn with_contact(mut self, margin: f32) -> Upsampler {
         self.contact = Some(margin);
+        self
+    }
+
+    /// Adds the projection that spreads a push's length change along the strand
+    /// ([`spread_out`]) to `margin` (cm), after the push out of the props; its time is the
+    /// projection's.
+    pub fn with_spread(mut self, margin: f32) -> Upsampler {
+        self.spread = Some(margin);
         self
     }
 
@@ -139,6 +150,11 @@ impl Upsampler {
             if let Some(margin) = self.projection {
                 let t = Instant::now();
                 project_out(&mut self.out, &layout.rest, &layout.counts, &guide, at, margin);
+                self.times.projection += t.elapsed();
+            }
+            if let Some(margin) = self.spread {
+                let t = Instant::now();
+                spread_out(&mut self.out, &layout.rest, &layout.counts, &guide, at, margin);
                 self.times.projection += t.elapsed();
             }
         }

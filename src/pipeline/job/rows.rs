@@ -22,6 +22,10 @@ pub struct MethodRow {
     /// The upsampled strands pushed out of the props alone (`guides::project::push_out_of_props`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub contact: bool,
+    /// The projection that spreads a push's length change along the strand
+    /// (`guides::project::spread_out`), instead of `projection`'s.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub spread: bool,
     /// The neural interpolator without its fine-scale displacement (000 Table 1's ablation row,
     /// added when the model has a displacement generator).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -33,18 +37,21 @@ pub struct MethodRow {
 }
 
 impl MethodRow {
-    /// The corrections applied, each as (id, what reports call it): two-way, projection, contact.
+    /// The corrections applied, each as (id, what reports call it): two-way, projection, contact,
+    /// spread.
     fn corrections(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
         [
             (self.two_way, "two_way", " + two-way correction"),
             (self.projection, "projection", " + collision projection"),
             (self.contact, "contact", " + prop contact"),
+            (self.spread, "spread", " + spread projection"),
         ]
         .into_iter()
         .filter_map(|(on, id, what)| on.then_some((id, what)))
     }
 
-    /// `two_way`, `projection`, `contact`, those joined by `+` (`two_way+contact`), or `none`.
+    /// `two_way`, `projection`, `contact`, `spread`, those joined by `+` (`two_way+contact`), or
+    /// `none`.
     pub fn correction(&self) -> String {
         let ids: Vec<&str> = self.corrections().map(|(id, _)| id).collect();
         if ids.is_empty() {
@@ -103,7 +110,7 @@ pub fn parse_rows(g: &GuideSpec, origin: &str) -> Result<Vec<MethodRow>> {
         let method: Method = id
             .parse()
             .map_err(|e| Error::Invalid(format!("{origin}: guides.methods: {e}")))?;
-        let (mut two_way, mut projection, mut contact) = (false, false, false);
+        let (mut two_way, mut projection, mut contact, mut spread) = (false, false, false, false);
         match correction {
             None => (two_way, projection) = (g.two_way && method == Method::Adaptive, g.resolve_collisions),
             Some("none") => {}
@@ -113,9 +120,10 @@ pub fn parse_rows(g: &GuideSpec, origin: &str) -> Result<Vec<MethodRow>> {
                         "two_way" => &mut two_way,
                         "projection" => &mut projection,
                         "contact" => &mut contact,
+                        "spread" => &mut spread,
                         other => {
                             return Err(Error::Invalid(format!(
-                                "{origin}: guides.methods {entry:?}: unknown correction {other:?} (two_way, projection, contact, joined by `+`; or none)"
+                                "{origin}: guides.methods {entry:?}: unknown correction {other:?} (two_way, projection, contact, spread, joined by `+`; or none)"
                             )));
                         }
                     };
@@ -127,6 +135,11 @@ pub fn parse_rows(g: &GuideSpec, origin: &str) -> Result<Vec<MethodRow>> {
                     *flag = true;
                 }
             }
+        }
+        if projection && spread {
+            return Err(Error::Invalid(format!(
+                "{origin}: guides.methods {entry:?}: `projection` and `spread` are two ways of the same clean-up: name one"
+            )));
         }
         if two_way && !method.needs_skinning() {
             return Err(Error::Invalid(format!(
@@ -144,6 +157,7 @@ pub fn parse_rows(g: &GuideSpec, origin: &str) -> Result<Vec<MethodRow>> {
             two_way,
             projection,
             contact,
+            spread,
             no_displacement: false,
             loss: None,
         });
@@ -161,6 +175,7 @@ pub fn add_section_row(rows: &mut Vec<MethodRow>, method: Method, guides: &Guide
             two_way: false,
             projection: guides.resolve_collisions,
             contact: false,
+            spread: false,
             no_displacement: false,
             loss: None,
         });

@@ -340,4 +340,24 @@ fn corrections_combine_and_mistakes_in_them_are_named() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("static+contact+contact") && e.contains("twice"), "{e}");
+    // The spread projection: a correction of its own, joined like the others, and not with
+    // `projection` (two ways of the same clean-up).
+    let j = job("[training]\nmotion = 'turn'\n[guides]\nmethods = ['idw+spread', 'static+contact+spread']")
+        .unwrap();
+    let flags: Vec<(bool, bool, bool)> = j
+        .rows
+        .iter()
+        .map(|r| (r.projection, r.contact, r.spread))
+        .collect();
+    assert_eq!(flags, [(false, false, true), (false, true, true)]);
+    let corrections: Vec<String> = j.rows.iter().map(|r| r.correction()).collect();
+    assert_eq!(corrections, ["spread", "contact+spread"]);
+    assert_eq!(j.rows[0].name(200), "200 guides + IDW + spread projection");
+    let e = job("[training]\nmotion = 'turn'\n[guides]\nmethods = ['static+projection+spread']")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("static+projection+spread") && e.contains("name one"),
+        "{e}"
+    );
 }

@@ -103,6 +103,7 @@ fn oracle_rows(rows: &[MethodRow]) -> Vec<MethodRow> {
             o.method == r.method
                 && o.projection == r.projection
                 && o.contact == r.contact
+                && o.spread == r.spread
                 && o.no_displacement == r.no_displacement
         }) {
             continue;
@@ -113,6 +114,7 @@ fn oracle_rows(rows: &[MethodRow]) -> Vec<MethodRow> {
             two_way: false,
             projection: r.projection,
             contact: r.contact,
+            spread: r.spread,
             no_displacement: r.no_displacement,
             loss: None,
         };
