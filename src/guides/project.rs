@@ -271,6 +271,40 @@ mod tests {
     use crate::collide::{BodyParams, HeadShape, body};
     use crate::motion::{HeadTrack, Pose};
 
+    /// 400 straight strands of 12 particles on the procedural head and body, scattered: 30 % of
+    /// the particles moved up to 2 cm towards the head's centre, the others up to `jitter` cm
+    /// along each axis (seeded). The colliders, the rest groom, its counts, the scattered one.
+    fn scattered(seed: u64, jitter: f32) -> (crate::collide::Colliders, Vec<Vec3>, Vec<u32>, Vec<Vec3>) {
+        let scene =
+            crate::scene::load_groom("straight", &crate::groom::Transform::default(), Some(400)).unwrap();
+        let scalp = scene.procedural.as_ref().unwrap().scalp;
+        let center = scalp.center;
+        let colliders = body::colliders(
+            HeadShape::Procedural(scalp),
+            &BodyParams::default(),
+            HeadTrack::still(Pose::IDENTITY),
+        );
+        let groom = crate::groom::resample::resample(&scene.groom, 12);
+        let rest = groom.points().to_vec();
+        let counts = groom.counts().to_vec();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let blended: Vec<Vec3> = rest
+            .iter()
+            .map(|&p| {
+                if rng.random_bool(0.3) {
+                    p + (center - p).normalize() * rng.random_range(0.0..2.0)
+                } else {
+                    p + Vec3::new(
+                        rng.random_range(-jitter..jitter),
+                        rng.random_range(-jitter..jitter),
+                        rng.random_range(-jitter..jitter),
+                    )
+                }
+            })
+            .collect();
+        (colliders, rest, counts, blended)
+    }
+
     /// The projection as first written: both walks on every strand, every collider asked.
     fn every_collider_twice(
         points: &mut [Vec3],
@@ -306,33 +340,7 @@ mod tests {
     /// `margin` away).
     #[test]
     fn culling_and_one_walk_give_the_answers_of_every_collider_twice() {
-        let scene =
-            crate::scene::load_groom("straight", &crate::groom::Transform::default(), Some(400)).unwrap();
-        let scalp = scene.procedural.as_ref().unwrap().scalp;
-        let center = scalp.center;
-        let colliders = body::colliders(
-            HeadShape::Procedural(scalp),
-            &BodyParams::default(),
-            HeadTrack::still(Pose::IDENTITY),
-        );
-        let groom = crate::groom::resample::resample(&scene.groom, 12);
-        let rest = groom.points().to_vec();
-        let counts = groom.counts().to_vec();
-        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        let blended: Vec<Vec3> = rest
-            .iter()
-            .map(|&p| {
-                if rng.random_bool(0.3) {
-                    p + (center - p).normalize() * rng.random_range(0.0..2.0)
-                } else {
-                    p + Vec3::new(
-                        rng.random_range(-3.0..3.0),
-                        rng.random_range(-3.0..3.0),
-                        rng.random_range(-3.0..3.0),
-                    )
-                }
-            })
-            .collect();
+        let (colliders, rest, counts, blended) = scattered(7, 3.0);
         let frame = colliders.at(0.0);
         let margin = 0.05;
         let (mut fast, mut reference) = (blended.clone(), blended);
@@ -422,33 +430,7 @@ mod tests {
     /// scattered in and around the head and body.
     #[test]
     fn the_spread_projection_asks_only_where_the_answer_can_change() {
-        let scene =
-            crate::scene::load_groom("straight", &crate::groom::Transform::default(), Some(400)).unwrap();
-        let scalp = scene.procedural.as_ref().unwrap().scalp;
-        let center = scalp.center;
-        let colliders = body::colliders(
-            HeadShape::Procedural(scalp),
-            &BodyParams::default(),
-            HeadTrack::still(Pose::IDENTITY),
-        );
-        let groom = crate::groom::resample::resample(&scene.groom, 12);
-        let rest = groom.points().to_vec();
-        let counts = groom.counts().to_vec();
-        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
-        let blended: Vec<Vec3> = rest
-            .iter()
-            .map(|&p| {
-                if rng.random_bool(0.3) {
-                    p + (center - p).normalize() * rng.random_range(0.0..2.0)
-                } else {
-                    p + Vec3::new(
-                        rng.random_range(-2.0..2.0),
-                        rng.random_range(-2.0..2.0),
-                        rng.random_range(-2.0..2.0),
-                    )
-                }
-            })
-            .collect();
+        let (colliders, rest, counts, blended) = scattered(11, 2.0);
         let frame = colliders.at(0.0);
         let margin = 0.05;
         let (mut fast, mut reference) = (blended.clone(), blended);
