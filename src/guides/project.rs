@@ -143,13 +143,17 @@ const SPREAD_ROOM: f32 = 1.0;
 /// collider is then pushed out along the normal without a walk, and the pushed strands' segment
 /// lengths are relaxed back towards rest: over-relaxed ([`SPREAD_OMEGA`]) Gauss–Seidel sweeps
 /// over the segments, alternately from the root and from the tip, each segment's correction
-/// shared by its two particles (the root held), each sweep followed by the push again, until a sweep finds every segment within
-/// [`SPREAD_TOLERANCE`] of rest and the push after it moves nothing ([`SPREAD_PASSES`] at most). A strand through the head
-/// becomes one that goes around it, and the arc's extra length is taken up along the whole
-/// strand instead of pulling the tail up by it. A particle is asked again only once the
-/// relaxation has moved it as far as it was found from every collider (up to [`SPREAD_ROOM`]
-/// past the margin), which gives the answers of asking every particle every time. Returns how
-/// many particle pushes there were.
+/// shared by its two particles (the root held), each sweep followed by the push again, until a
+/// sweep finds every segment within [`SPREAD_TOLERANCE`] of rest and the push after it moves
+/// nothing ([`SPREAD_PASSES`] at most). A strand through the head becomes one that goes around
+/// it, and the arc's extra length is taken up along the whole strand instead of lifting the
+/// tail by it. Returns how many particle pushes there were.
+///
+/// A particle is asked again only once the sweeps have moved it (the sum of its moves) as far
+/// as it was found from every collider past the margin (up to [`SPREAD_ROOM`]), times the
+/// smallest slope of the colliders' bounds: 1 where the distances are exact (spheres, capsules,
+/// grids), so it cannot have come within the margin unasked; below 1 for the ellipsoid's
+/// first-order distance, which can change faster than the point moves.
 pub fn spread_out(
     points: &mut [Vec3],
     rest: &[Vec3],
@@ -158,6 +162,9 @@ pub fn spread_out(
     colliders: &ColliderFrame,
     margin: f32,
 ) -> usize {
+    let slope = colliders
+        .bounds()
+        .map_or(0.5, |b| b.iter().map(|b| b.slope).fold(1.0f32, f32::min));
     with_rest(points, rest, counts)
         .into_par_iter()
         .map(|(s, x, rest)| {
@@ -192,8 +199,8 @@ pub fn spread_out(
                             count += 1;
                             0.0
                         }
-                        Some(c) => (c.distance - margin).min(SPREAD_ROOM),
-                        None => SPREAD_ROOM,
+                        Some(c) => (c.distance - margin).min(SPREAD_ROOM) * slope,
+                        None => SPREAD_ROOM * slope,
                     };
                 }
                 count
