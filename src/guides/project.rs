@@ -172,12 +172,13 @@ pub fn spread_out(
                 return 0;
             }
             let n = x.len();
-            let lengths: Vec<f32> = rest.windows(2).map(|w| w[1].distance(w[0])).collect();
+            let mut reach_of_root = 0.0f32;
             for i in 1..n {
-                x[i] = towards(x[i - 1], x[i], lengths[i - 1]);
+                let length = rest[i].distance(rest[i - 1]);
+                x[i] = towards(x[i - 1], x[i], length);
+                reach_of_root += length;
             }
-            let reach_of_root = lengths.iter().sum::<f32>() * 1.001 + 1e-4;
-            let parts = colliders.parts_near(x[0], reach_of_root, margin + SPREAD_ROOM);
+            let parts = colliders.parts_near(x[0], reach_of_root * 1.001 + 1e-4, margin + SPREAD_ROOM);
             if parts == 0 {
                 return 0;
             }
@@ -209,6 +210,7 @@ pub fn spread_out(
             if pushes == 0 {
                 return 0;
             }
+            let lengths: Vec<f32> = rest.windows(2).map(|w| w[1].distance(w[0])).collect();
             // Pushed and relaxed, particles may leave the sphere the culling assumed.
             let parts = u64::MAX;
             for pass in 0..SPREAD_PASSES {

@@ -46,8 +46,9 @@ pub struct Upsampler {
     projection: Option<f32>,
     /// Push strands out of the props alone to this margin (cm).
     contact: Option<f32>,
-    /// The projection that spreads the length change along the strand, to this margin (cm).
-    spread: Option<f32>,
+    /// The projection spreads a push's length change along the strand ([`spread_out`])
+    /// instead of walking it down to the tail ([`project_out`]).
+    spread: bool,
     sinks: Vec<Box<dyn FrameSink>>,
     times: UpsampleTimes,
     local: Vec<Vec3>,
@@ -70,7 +71,7 @@ impl Upsampler {
             colliders,
             projection,
             contact: None,
-            spread: None,
+            spread: false,
             sinks,
             times: UpsampleTimes::default(),
             local: Vec::new(),
@@ -85,11 +86,12 @@ impl Upsampler {
         self
     }
 
-    /// Adds the projection that spreads a push's length change along the strand
-    /// ([`spread_out`]) to `margin` (cm), after the push out of the props; its time is the
-    /// projection's.
+    /// Makes the position-based correction the one that spreads a push's length change along
+    /// the strand ([`spread_out`]) instead of the walk's, to `margin` (cm), after the push out of
+    /// the props.
     pub fn with_spread(mut self, margin: f32) -> Upsampler {
-        self.spread = Some(margin);
+        self.projection = Some(margin);
+        self.spread = true;
         self
     }
 
@@ -149,12 +151,8 @@ impl Upsampler {
             }
             if let Some(margin) = self.projection {
                 let t = Instant::now();
-                project_out(&mut self.out, &layout.rest, &layout.counts, &guide, at, margin);
-                self.times.projection += t.elapsed();
-            }
-            if let Some(margin) = self.spread {
-                let t = Instant::now();
-                spread_out(&mut self.out, &layout.rest, &layout.counts, &guide, at, margin);
+                let clean = if self.spread { spread_out } else { project_out };
+                clean(&mut self.out, &layout.rest, &layout.counts, &guide, at, margin);
                 self.times.projection += t.elapsed();
             }
         }
