@@ -209,6 +209,10 @@ fn job_file_mistakes_are_named() {
             "drape.texture 7",
         ),
         ("[neural]\ndevice = 'tpu'\n", "neural.device"),
+        (
+            "[guides.adaptive]\nvelocity_quantile = 1.5\n",
+            "guides.adaptive.velocity_quantile must lie in (0, 1], not 1.5",
+        ),
     ] {
         let p = dir.join("job.toml");
         std::fs::write(&p, text).unwrap();

@@ -246,6 +246,10 @@ impl Reader<'_> {
             guides.methods = vec![m];
         }
         let hairmesh = self.hairmesh()?;
+        guides
+            .adaptive
+            .check()
+            .map_err(|e| self.err("guides.adaptive.velocity_quantile", e))?;
         let mut rows = rows::parse_rows(&guides, self.origin)?;
         if hairmesh.enabled {
             rows::add_section_row(&mut rows, Method::Hairmesh, &guides);
