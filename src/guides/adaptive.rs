@@ -22,10 +22,11 @@
 //!   (0.9044 → 0.8724 cm, static skinning 0.8325: 21 % of the pairs move apart more than 4×
 //!   their training ratio, nearly all of them guides the ball strikes — the quantile of the
 //!   other pairs gives back the median's result — and the full simulation's strands follow the
-//!   struck guides together rather than split between them); but with two-way correction the push itself
-//!   moves a tenth of the pairs apart, and the rod example's vertices inside rise from 0.035 %
-//!   to 0.062 % (15× → 8.4× fewer than static skinning); on the ROM-fitted `walk` (no prop)
-//!   0.5 % higher (2.1344 → 2.1454). So the median stays the default.
+//!   struck guides together rather than split between them); but with two-way correction the rod
+//!   example's vertices inside rise from 0.035 % to 0.062 % (15× → 8.4× fewer than static
+//!   skinning; likely, not measured, the push moves the pushed guides apart and the higher
+//!   quantile scales away the splits that kept strands off them); on the ROM-fitted `walk`
+//!   (no prop) 0.5 % higher (2.1344 → 2.1454). So the median stays the default.
 //! * Interpolation check (§4.2): the segments p_i(t)–p_j(t) between corresponding particles
 //!   must not pass through a solid (by default a prop, see below). The check is approximate, as in the paper: segments are
 //!   sphere-traced through the colliders' distance fields, particles pinned to the head are not
