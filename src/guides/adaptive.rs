@@ -16,17 +16,10 @@
 //!   training's raises every pair alike and splits none, while a pair moving apart from the
 //!   rest (a solid between them) still splits. On calm frames (median ≤ 1) this is the paper's
 //!   rule. A higher quantile takes a frame on which that share of the pairs move apart more than
-//!   in training for a faster motion rather than splits. Measured with 0.9 against the median
-//!   on the eight props of `examples/props/` and the rod example: adaptive skinning with the
-//!   check (no correction) scores a lower or equal RMSE on all eight, by 3.5 % on the fast ball F
-//!   (0.9044 → 0.8724 cm, static skinning 0.8325: 21 % of the pairs move apart more than 4×
-//!   their training ratio, nearly all of them guides the ball strikes — the quantile of the
-//!   other pairs gives back the median's result — and the full simulation's strands follow the
-//!   struck guides together rather than split between them); but with two-way correction the rod
-//!   example's vertices inside rise from 0.035 % to 0.062 % (15× → 8.4× fewer than static
-//!   skinning; likely, not measured, the push moves the pushed guides apart and the higher
-//!   quantile scales away the splits that kept strands off them); on the ROM-fitted `walk`
-//!   (no prop) 0.5 % higher (2.1344 → 2.1454). So the median stays the default.
+//!   in training for a faster motion rather than splits: 0.9 helps where a prop strikes many
+//!   guides at once (the fast ball of `examples/props/f.toml`) but weakens two-way correction,
+//!   so the median stays the default (book: Reduced simulation, "Where adaptive skinning loses
+//!   on F").
 //! * Interpolation check (§4.2): the segments p_i(t)–p_j(t) between corresponding particles
 //!   must not pass through a solid (by default a prop, see below). The check is approximate, as in the paper: segments are
 //!   sphere-traced through the colliders' distance fields, particles pinned to the head are not
@@ -152,8 +145,6 @@ struct Fade {
     start: f64,
 }
 
-/// The share of a switch's offset left `age` seconds after it, faded over `length` seconds:
-/// from 1 at the switch to 0, with no step in velocity at either end.
 /// The frame's scaling of the velocity ratios: their `quantile` (the value at index
 /// ⌊len · quantile⌋ in increasing order; 0.5 the median, the upper one for an even count),
 /// at least 1 (reorders `ratios`).
@@ -165,6 +156,8 @@ fn velocity_scale(ratios: &mut [f32], quantile: f32) -> f32 {
     ratios.select_nth_unstable_by(at, f32::total_cmp).1.max(1.0)
 }
 
+/// The share of a switch's offset left `age` seconds after it, faded over `length` seconds:
+/// from 1 at the switch to 0, with no step in velocity at either end.
 fn fade_weight(age: f64, length: f32) -> f32 {
     if age >= length as f64 || length <= 0.0 {
         0.0
