@@ -56,14 +56,12 @@ impl HairMeshSim {
             };
             dv[i] = z[i] + filter[i].apply(guess);
         }
-        let dot = |a: &[DVec3], b: &[DVec3]| -> f64 { a.iter().zip(b).map(|(p, q)| p.dot(*q)).sum() };
         // ‖v‖² in M⁻¹: with v̂ = P⁻¹ v, v̂ᵀ D v̂.
         let mut t = vec![DVec3::ZERO; n];
         let mut u = vec![DVec3::ZERO; n];
         let norm = |v: &[DVec3], t: &mut [DVec3], u: &mut [DVec3], acc: &mut Scratch| -> f64 {
             self.forward(&pre, filter, v, t, acc);
-            pre.mul_d(t, u);
-            dot(t, u)
+            pre.mul_d(t, u)
         };
         // The tolerance is relative to the right-hand side, but never below what one step of
         // gravity asks (near equilibrium the right-hand side vanishes).
@@ -88,23 +86,20 @@ impl HairMeshSim {
         let mut r = vec![DVec3::ZERO; n];
         self.forward(&pre, filter, &r0, &mut r, &mut acc);
         let mut s = vec![DVec3::ZERO; n];
-        pre.mul_d(&r, &mut s);
+        let mut delta = pre.mul_d(&r, &mut s);
         let mut c = s.clone();
         let mut y = vec![DVec3::ZERO; n];
-        let mut delta = dot(&r, &s);
         let mut it = 0;
         while delta > tol && it < self.params.cg_max_iterations {
             // q = P⁻¹ A′ P⁻ᵀ c = t + P⁻¹ (c − D t), t = P⁻ᵀ c.
             self.backward(&pre, filter, &c, &mut t, &mut acc);
-            pre.mul_d(&t, &mut u);
-            for i in 0..n {
-                u[i] = c[i] - u[i];
-            }
+            pre.sub_mul_d(&c, &t, &mut u);
             self.forward(&pre, filter, &u, &mut q, &mut acc);
+            let mut cq = 0.0;
             for i in 0..n {
                 q[i] += t[i];
+                cq += c[i].dot(q[i]);
             }
-            let cq = dot(&c, &q);
             if cq.is_nan() || cq <= 0.0 {
                 break;
             }
@@ -113,8 +108,7 @@ impl HairMeshSim {
                 y[i] += alpha * c[i];
                 r[i] -= alpha * q[i];
             }
-            pre.mul_d(&r, &mut s);
-            let new_delta = dot(&r, &s);
+            let new_delta = pre.mul_d(&r, &mut s);
             let beta = new_delta / delta;
             delta = new_delta;
             for i in 0..n {
@@ -367,19 +361,40 @@ impl ColumnPreconditioner {
         }
     }
 
-    /// `y = D v`, `D` the columns' filtered block-tridiagonal parts.
-    pub(super) fn mul_d(&self, v: &[DVec3], y: &mut [DVec3]) {
-        let layers = self.layers;
-        for i in 0..v.len() {
-            let l = i % layers;
-            let mut w = self.diag[i] * v[i];
-            if l + 1 < layers {
-                w += self.up[i] * v[i + 1];
-            }
-            if l > 0 {
-                w += self.up[i - 1].transpose() * v[i - 1];
-            }
+    /// `y = D v`, `D` the columns' filtered block-tridiagonal parts; returns `v · y`.
+    pub(super) fn mul_d(&self, v: &[DVec3], y: &mut [DVec3]) -> f64 {
+        let mut dot = 0.0;
+        self.each_d_row(v, |i, w| {
             y[i] = w;
+            dot += v[i].dot(w);
+        });
+        dot
+    }
+
+    /// `u = c − D t`.
+    pub(super) fn sub_mul_d(&self, c: &[DVec3], t: &[DVec3], u: &mut [DVec3]) {
+        self.each_d_row(t, |i, w| u[i] = c[i] - w);
+    }
+
+    /// `(D v)ᵢ` for every row `i` in order, column by column: the diagonal block, the block up
+    /// and the transpose of the block down (as dot products with its columns).
+    #[inline(always)]
+    fn each_d_row(&self, v: &[DVec3], mut row: impl FnMut(usize, DVec3)) {
+        let layers = self.layers;
+        for (c, vc) in v.chunks_exact(layers).enumerate() {
+            let base = c * layers;
+            let (diag, up) = (&self.diag[base..base + layers], &self.up[base..base + layers]);
+            for l in 0..layers {
+                let mut w = diag[l] * vc[l];
+                if l + 1 < layers {
+                    w += up[l] * vc[l + 1];
+                }
+                if l > 0 {
+                    let (m, p) = (&up[l - 1], vc[l - 1]);
+                    w += DVec3::new(m.x_axis.dot(p), m.y_axis.dot(p), m.z_axis.dot(p));
+                }
+                row(base + l, w);
+            }
         }
     }
 }
