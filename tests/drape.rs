@@ -539,9 +539,11 @@ validation_poses = 1
     )
     .unwrap();
     let out = dir.join("net.tcache");
-    let drape = |iterations: &str| -> Vec<Value> {
+    let drape_with = |iterations: &str, search: &str| -> Vec<Value> {
         let o = common::tress_ok(&[
             "drape",
+            "--search",
+            search,
             "--groom",
             groom.to_str().unwrap(),
             "--poses",
@@ -559,6 +561,7 @@ validation_poses = 1
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         v["per_groom"][0]["per_pose"].as_array().unwrap().clone()
     };
+    let drape = |iterations: &str| drape_with(iterations, "uniform");
     // The decoder's output as it is (003's single pass, no line search).
     let one_pass = drape("0");
     assert_eq!(one_pass.len(), 4);
@@ -591,6 +594,22 @@ validation_poses = 1
             q["name"]
         );
         assert!((0.0..=1.5).contains(&scale) && q["iterations"] == 8, "{q}");
+    }
+    // A scale per strand (the default search): the uniform search's evaluations and four
+    // fields more, never above the uniform search, whose points it starts from.
+    let strands = drape_with("6", "strands");
+    for (p, q) in searched.iter().zip(&strands) {
+        let (e1, e) = (
+            p["energy"]["total"].as_f64().unwrap(),
+            q["energy"]["total"].as_f64().unwrap(),
+        );
+        assert!(
+            e <= e1,
+            "pose {}: per strand {e} above the uniform search's {e1}",
+            q["name"]
+        );
+        let [lo, hi] = [0, 1].map(|k| q["scale_range"][k].as_f64().unwrap());
+        assert!(0.0 <= lo && lo <= hi && hi <= 1.5 && q["iterations"] == 12, "{q}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

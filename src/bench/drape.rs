@@ -19,10 +19,12 @@ use crate::groom::Transform;
 use crate::neural::device::{DeviceKind, OnDevice};
 use crate::neural::drape::HeadRotation;
 use crate::neural::drape::config::{DrapeTrainConfig, GroomEntry};
-use crate::neural::drape::draper::{DEFAULT_LINE_SEARCH, search_scale};
+use crate::neural::drape::draper::{DEFAULT_LINE_SEARCH, search_scale, search_strand_scales};
 use crate::neural::drape::energy::Fixed;
 use crate::neural::drape::model::condition;
-use crate::neural::drape::network::{decode, latent_of, row_positions, scaled_positions};
+use crate::neural::drape::network::{
+    decode, latent_of, row_positions, scaled_positions, strand_scaled_positions,
+};
 use crate::neural::drape::scene::drape_scene;
 use crate::neural::drape::solve::{AdamOptions, adam};
 use crate::neural::file::seeded_init;
@@ -53,10 +55,13 @@ pub struct DrapeBench {
     pub adam_seconds: f64,
     pub adam_iterations: usize,
     pub speedup_over_adam: f64,
-    /// One groom with the network solver's default line search along the output (ms), and its
+    /// One groom with the network solver's uniform line search along the output (ms), and its
     /// energy evaluations.
     pub searched_ms: f64,
     pub searched_evaluations: usize,
+    /// The same with the default search, a scale per strand after the uniform one.
+    pub strands_searched_ms: f64,
+    pub strands_searched_evaluations: usize,
 }
 
 /// Runs the benchmark on `threads` threads at the sizes of the training config `config`, with
@@ -178,6 +183,23 @@ impl OnDevice for Bench<'_> {
         let (searched_ms, searched_evaluations) = (0..self.runs.max(1))
             .map(searched)
             .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
+        let strands = |_: usize| -> (f64, usize) {
+            let clock = Instant::now();
+            let tex = decode(&decoder, std::slice::from_ref(&latent), &conditions[..1]);
+            let (x, _, _, tried) = search_strand_scales::<AB::InnerBackend>(
+                |a| strand_scaled_positions(cfg.net.output, &tex, &subject.groom.cells, &fixed, a),
+                &pose.posed,
+                pose.contact(),
+                &cfg.material,
+                DEFAULT_LINE_SEARCH as usize,
+                &dev,
+            );
+            std::hint::black_box(x);
+            (1e3 * clock.elapsed().as_secs_f64(), tried)
+        };
+        let (strands_searched_ms, strands_searched_evaluations) = (0..self.runs.max(1))
+            .map(strands)
+            .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
         let (_, report) = adam::<AB>(
             &pose.posed,
             pose.contact(),
@@ -203,6 +225,8 @@ impl OnDevice for Bench<'_> {
             speedup_over_adam: 1e3 * report.seconds / one,
             searched_ms,
             searched_evaluations,
+            strands_searched_ms,
+            strands_searched_evaluations,
         })
     }
 }

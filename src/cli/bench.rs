@@ -314,8 +314,12 @@ fn drape(a: &BenchArgs) -> Result<()> {
         );
     }
     println!(
-        "one groom with the network solver's line search: {:.1} ms ({} energy evaluations)",
+        "one groom with the network solver's uniform line search: {:.1} ms ({} energy evaluations)",
         r.searched_ms, r.searched_evaluations
+    );
+    println!(
+        "one groom with its default search, a scale per strand: {:.1} ms ({} energy evaluations)",
+        r.strands_searched_ms, r.strands_searched_evaluations
     );
     println!(
         "Adam on the same groom and pose: {:.1} s ({} iterations); network {:.0}× faster per groom",

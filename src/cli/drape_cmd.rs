@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::groom::Transform;
 use crate::neural::drape::calibrate::{Calibration, calibrate};
 use crate::neural::drape::config::GroomEntry;
-use crate::neural::drape::draper::{DrapeSolver, Draper, DraperSpec};
+use crate::neural::drape::draper::{DrapeSolver, Draper, DraperSpec, LineSearch};
 use crate::neural::drape::energy::TermValues;
 use crate::neural::drape::scene::drape_scene;
 use crate::neural::drape::solve::energy_at;
@@ -57,6 +57,10 @@ pub struct DrapeArgs {
     /// Adam's first step size (cm).
     #[arg(long, default_value_t = 0.05)]
     pub learning_rate: f64,
+    /// The network's search along its output: one scale for every strand (uniform), or that
+    /// search and then a scale per strand smoothed over the scalp (strands).
+    #[arg(long, value_enum, default_value_t = LineSearch::Strands)]
+    pub search: LineSearch,
     /// Stiffness and sizes of the energy from a TOML file (cosserat, stretch, weight, body,
     /// body_distance, self_collision, smoothing); a network uses the material it was trained
     /// with.
@@ -200,7 +204,7 @@ fn drape_one(
         per_pose.push(json!({
             "name": rot.name, "yaw": rot.yaw, "pitch": rot.pitch, "roll": rot.roll,
             "shape": pose.shape, "trained_pose": setup.trained_for(subject, rot),
-            "seconds": report.seconds, "iterations": report.iterations, "scale": report.scale,
+            "seconds": report.seconds, "iterations": report.iterations, "scale": report.scale, "scale_range": report.scale_range,
             "converged": report.converged, "energy": report.energy,
             "posed_energy": posed_energy,
             "posed": m0, "draped": m1,
@@ -285,6 +289,7 @@ fn setup(a: &DrapeArgs) -> Result<Draper> {
         points: a.points,
         iterations: a.iterations,
         learning_rate: a.learning_rate,
+        search: a.search,
         key: &key,
     })
 }

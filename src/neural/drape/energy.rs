@@ -458,6 +458,53 @@ pub fn energy<B: Backend>(x: Tensor<B, 3>, f: &Fixed<B>, lin: &Linearization, m:
     }
 }
 
+/// Each strand's share of the drape energy at `x` (`strands × points`, world), not divided by
+/// the number of strands: its edges' Cosserat and stretch terms and its vertices' gravity, body
+/// and self-collision terms, where a vertex's self-collision term is its own density excess
+/// (whichever strands its neighbours belong to). Computed on the CPU in double precision from
+/// the definitions of [`energy`] (the colliders' distance and the SPH pairs taken at `x`, where
+/// the linearized distance is exact), so the shares' sum over the strands, divided by their
+/// number, is [`energy`]'s total at a linearization taken at `x`.
+pub fn strand_energies(
+    posed: &Posed,
+    x: &[Vec3],
+    colliders: Option<(&Colliders, &[Pose])>,
+    m: &DrapeMaterial,
+) -> Vec<f64> {
+    let n = posed.points;
+    let lin = Linearization::at(x, n, colliders, m);
+    let mut rho = vec![0.0f64; x.len()];
+    for (&i, &j) in lin.pair_i.iter().zip(&lin.pair_j) {
+        let w = kernel(x[i as usize].distance(x[j as usize]), m.smoothing as f32) as f64;
+        rho[i as usize] += w;
+        rho[j as usize] += w;
+    }
+    (0..posed.strands)
+        .map(|s| {
+            let mut e = 0.0f64;
+            for k in 0..n {
+                let v = s * n + k;
+                let p = x[v].as_dvec3();
+                e += m.weight * p.y;
+                let pen = (m.body_distance - lin.distance[v] as f64).max(0.0);
+                e += m.body * pen * pen * pen;
+                let excess = (rho[v] - posed.rho_rest[v] as f64).max(0.0);
+                e += m.self_collision * excess * excess * excess;
+                if k + 1 < n {
+                    let edge = x[v + 1].as_dvec3() - p;
+                    let k_e = s * (n - 1) + k;
+                    let rest = posed.rest_len[k_e] as f64;
+                    let cos = edge / rest - posed.dir[k_e].as_dvec3();
+                    e += 0.5 * m.cosserat * cos.length_squared();
+                    let stretch = edge.length() - rest;
+                    e += 0.5 * m.stretch * stretch * stretch;
+                }
+            }
+            e
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -561,6 +608,36 @@ mod tests {
         let lin = Linearization::at(x, p.points, Some((c, &poses)), m);
         let t = Tensor::<Flex, 3>::from_data(TensorData::new(vecs(x), [p.strands, p.points, 3]), &dev);
         energy(t, &f, &lin, m).values()
+    }
+
+    /// The strands' shares, written on the CPU from the equations, add up to the tensor
+    /// energy's total (which divides by the strand count), on a groom deformed into the ball
+    /// and into itself so that every term is non-zero.
+    #[test]
+    fn strand_energies_add_up_to_the_energy() {
+        let (p, c, m) = scene();
+        let x = perturbed(&p);
+        let poses = c.poses_at(0.0);
+        let v = terms_at(&x, &p, &c, &m);
+        assert!(
+            v.body > 0.0 && v.self_collision > 0.0 && v.cosserat > 0.0 && v.stretch > 0.0,
+            "{v:?}"
+        );
+        let shares = strand_energies(&p, &x, Some((&c, &poses)), &m);
+        assert_eq!(shares.len(), p.strands);
+        let sum = shares.iter().sum::<f64>() / p.strands as f64;
+        assert!(
+            (sum - v.total).abs() < 1e-4 * v.total.abs().max(1.0),
+            "{sum} vs {}",
+            v.total
+        );
+        // A strand moved alone changes its own share most.
+        let mut y = x.clone();
+        for q in &mut y[p.points + 1..2 * p.points] {
+            *q += Vec3::new(0.0, -0.5, 0.0);
+        }
+        let moved = strand_energies(&p, &y, Some((&c, &poses)), &m);
+        assert!((moved[1] - shares[1]).abs() > (moved[0] - shares[0]).abs());
     }
 
     #[test]

@@ -38,11 +38,38 @@ pub fn row_positions<B: Backend>(
     cells: &[usize],
     fixed: &Fixed<B>,
 ) -> Tensor<B, 3> {
-    let t = texture_strands(row, cells, fixed.points).squeeze_dim::<3>(0);
+    strand_positions(
+        output,
+        texture_strands(row, cells, fixed.points).squeeze_dim::<3>(0),
+        fixed,
+    )
+}
+
+/// The positions `[S, N, 3]` (world) of the decoder's outputs `t` `[S, N, 3]` for the strands,
+/// read as `output` says.
+fn strand_positions<B: Backend>(output: DrapeOutput, t: Tensor<B, 3>, fixed: &Fixed<B>) -> Tensor<B, 3> {
     match output {
         DrapeOutput::Displacements => fixed.positions(t * UNIT_CM as f64),
         DrapeOutput::Directions => fixed.positions_along(t),
     }
+}
+
+/// World positions (`strands × points`) of one row `[1, 3N, T, T]` of the decoder's texture with
+/// each strand's output scaled by its own factor (`scales`, one per strand of `cells`; all equal
+/// is [`scaled_positions`]), read back to the CPU.
+pub fn strand_scaled_positions<B: Backend>(
+    output: DrapeOutput,
+    row: &Tensor<B, 4>,
+    cells: &[usize],
+    fixed: &Fixed<B>,
+    scales: &[f32],
+) -> Vec<Vec3> {
+    let t = texture_strands(row.clone(), cells, fixed.points).squeeze_dim::<3>(0);
+    let s = Tensor::<B, 3>::from_data(
+        TensorData::new(scales.to_vec(), [scales.len(), 1, 1]),
+        &row.device(),
+    );
+    read_positions(&strand_positions(output, t * s, fixed))
 }
 
 /// World positions (`strands × points`) of one row `[1, 3N, T, T]` of the decoder's texture
@@ -160,6 +187,23 @@ impl<B: Backend> DrapeModel<B> {
             &subject.groom.cells,
             fixed,
             scale,
+        )
+    }
+
+    /// As [`Self::positions`] with each strand's output scaled by its own factor.
+    pub fn strand_positions(
+        &self,
+        texture: &Tensor<B, 4>,
+        subject: &DrapeSubject,
+        fixed: &Fixed<B>,
+        scales: &[f32],
+    ) -> Vec<Vec3> {
+        strand_scaled_positions(
+            self.config.net.output,
+            texture,
+            &subject.groom.cells,
+            fixed,
+            scales,
         )
     }
 

@@ -58,8 +58,11 @@ pub struct SolveReport {
     pub converged: bool,
     pub energy: TermValues,
     /// The network's line search: the scale of the decoder's output kept (1: the network's
-    /// own drape, 0: the posed input); `None` for the solvers and a single decoder pass.
+    /// own drape, 0: the posed input), the mean over the strands where each strand has its
+    /// own; `None` for the solvers and a single decoder pass.
     pub scale: Option<f64>,
+    /// The smallest and largest strand's scale kept (equal for a uniform search).
+    pub scale_range: Option<(f64, f64)>,
 }
 
 /// The fixed tensors of `posed` and zero displacements.
@@ -187,6 +190,7 @@ pub fn lbfgs<B: AutodiffBackend>(
             converged,
             energy,
             scale: None,
+            scale_range: None,
         },
     )
 }

@@ -270,6 +270,7 @@ pub fn xpbd(
         converged: false,
         energy: energy_at::<burn::backend::Flex>(posed, &x, colliders, m, &Default::default()),
         scale: None,
+        scale_range: None,
     };
     (x, report)
 }

@@ -204,6 +204,9 @@ pub struct DrapeSpec {
     pub iterations: Option<u64>,
     /// Adam's first step size (cm).
     pub learning_rate: f64,
+    /// The network's search along its output: `strands` (a scale per strand, smoothed over the
+    /// scalp, after the uniform search) or `uniform` (one scale for every strand).
+    pub search: crate::neural::drape::draper::LineSearch,
     /// Scalp texture size and vertices per draped strand (direct solvers: 32 and 24 by
     /// default; a network's own).
     pub texture: Option<usize>,
@@ -220,6 +223,7 @@ impl Default for DrapeSpec {
             model: None,
             iterations: None,
             learning_rate: 0.05,
+            search: Default::default(),
             texture: None,
             points: None,
             material: None,
@@ -241,6 +245,7 @@ impl DrapeSpec {
             points: self.points,
             iterations: self.iterations,
             learning_rate: self.learning_rate,
+            search: self.search,
             key,
         }
     }

@@ -188,7 +188,7 @@ fn drape(cx: &Ctx, chunk: Chunk) -> Result<Vec<String>> {
         sink.write(f as f64, bytemuck::cast_slice(&x), Some(head.into()))?;
         frames.push(json!({
             "frame": f, "yaw": rotation.yaw, "pitch": rotation.pitch, "roll": rotation.roll,
-            "seconds": report.seconds, "iterations": report.iterations, "scale": report.scale,
+            "seconds": report.seconds, "iterations": report.iterations, "scale": report.scale, "scale_range": report.scale_range,
             "converged": report.converged, "energy": report.energy,
             "posed": m0, "draped": m1, "trained_pose": draper.trained_for(&subject, &rotation),
         }));
