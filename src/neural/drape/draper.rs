@@ -183,7 +183,7 @@ pub fn search_strand_scales<B: Backend>(
         / strands.saturating_sub(1).max(1) as f32;
     let raw: Vec<f32> = own.iter().map(|o| o.0).collect();
     for k in [0.0f32, 1.0, 2.0, 4.0] {
-        let field = if k == 0.0 || !(spacing > 0.0) {
+        let field = if k == 0.0 || spacing.is_nan() || spacing <= 0.0 {
             raw.clone()
         } else {
             let two_s2 = 2.0 * (k * spacing).powi(2);
