@@ -64,6 +64,14 @@ pub struct DrapeBench {
     pub strands_searched_evaluations: usize,
 }
 
+/// The fastest of `runs` (at least one) timed runs of `run`, each giving its milliseconds and
+/// energy evaluations.
+fn fastest(runs: usize, run: impl FnMut(usize) -> (f64, usize)) -> (f64, usize) {
+    (0..runs.max(1))
+        .map(run)
+        .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a })
+}
+
 /// Runs the benchmark on `threads` threads at the sizes of the training config `config`, with
 /// `runs` timed passes per batch size, the network and the Adam baseline on `device`.
 pub fn run(
@@ -180,9 +188,7 @@ impl OnDevice for Bench<'_> {
             std::hint::black_box(x);
             (1e3 * clock.elapsed().as_secs_f64(), tried)
         };
-        let (searched_ms, searched_evaluations) = (0..self.runs.max(1))
-            .map(searched)
-            .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
+        let (searched_ms, searched_evaluations) = fastest(self.runs, searched);
         let strands = |_: usize| -> (f64, usize) {
             let clock = Instant::now();
             let tex = decode(&decoder, std::slice::from_ref(&latent), &conditions[..1]);
@@ -197,9 +203,7 @@ impl OnDevice for Bench<'_> {
             std::hint::black_box(x);
             (1e3 * clock.elapsed().as_secs_f64(), tried)
         };
-        let (strands_searched_ms, strands_searched_evaluations) = (0..self.runs.max(1))
-            .map(strands)
-            .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
+        let (strands_searched_ms, strands_searched_evaluations) = fastest(self.runs, strands);
         let (_, report) = adam::<AB>(
             &pose.posed,
             pose.contact(),

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::energy::{Fixed, TermValues, strand_energies};
 use super::network::{DrapeModel, latent_of};
-use super::solve::{AdamOptions, LbfgsOptions, SolveReport, adam, energy_at, lbfgs};
+use super::solve::{AdamOptions, LbfgsOptions, SolveReport, adam, energy_at, energy_on, lbfgs};
 use super::xpbd::{XpbdOptions, xpbd};
 use super::{DrapeMaterial, DrapeSubject, HeadRotation, Posed};
 use crate::collide::Colliders;
@@ -96,12 +96,14 @@ pub fn search_scale<B: Backend>(
     sections: usize,
     dev: &B::Device,
 ) -> (Vec<Vec3>, TermValues, f64, usize) {
+    let fixed = Fixed::<B>::new(posed, dev);
+    let energy = |x: &[Vec3]| energy_on::<B>(&fixed, posed, x, colliders, material, dev).0;
     let x = positions(1.0);
-    let mut best = (energy_at::<B>(posed, &x, colliders, material, dev), x, 1.0);
+    let mut best = (energy(&x), x, 1.0);
     let mut tried = 1;
     let mut at = |scale: f64| -> f64 {
         let x = positions(scale as f32);
-        let e = energy_at::<B>(posed, &x, colliders, material, dev);
+        let e = energy(&x);
         tried += 1;
         let total = e.total;
         if total < best.0.total {
@@ -140,10 +142,12 @@ pub fn search_strand_scales<B: Backend>(
     let strands = posed.strands;
     let mut tried = 0;
     let mut best: Option<(TermValues, Vec<Vec3>, Vec<f32>)> = None;
+    let fixed = Fixed::<B>::new(posed, dev);
     let mut eval = |scales: &[f32], shares: bool| -> (f64, Option<Vec<f64>>) {
         let x = positions(scales);
-        let e = energy_at::<B>(posed, &x, colliders, material, dev);
-        let shares = shares.then(|| strand_energies(posed, &x, colliders, material));
+        // One linearization (collider distances, SPH pairs) for the total and the shares.
+        let (e, lin) = energy_on::<B>(&fixed, posed, &x, colliders, material, dev);
+        let shares = shares.then(|| strand_energies(posed, &lin, material));
         tried += 1;
         let total = e.total;
         if best.as_ref().is_none_or(|b| total < b.0.total) {
@@ -516,7 +520,7 @@ mod tests {
     use super::{golden_section, search_scale, search_strand_scales};
     use crate::motion::Pose;
     use crate::neural::drape::DrapeMaterial;
-    use crate::neural::drape::energy::{Posed, strand_energies};
+    use crate::neural::drape::energy::{Linearization, Posed, strand_energies};
 
     /// Two horizontal strands held at their roots 10 cm apart (no self-collision between them),
     /// each with its own "decoder output": a displacement towards its analytic hanging shape,
@@ -579,7 +583,10 @@ mod tests {
             uniform.total
         );
         for s in 0..2 {
-            let share = |a: f32| strand_energies(&posed, &positions(&[a, a]), None, &m)[s];
+            let share = |a: f32| {
+                let lin = Linearization::at(&positions(&[a, a]), n, None, &m);
+                strand_energies(&posed, &lin, &m)[s]
+            };
             let want = points
                 .iter()
                 .copied()

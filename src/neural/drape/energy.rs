@@ -458,21 +458,15 @@ pub fn energy<B: Backend>(x: Tensor<B, 3>, f: &Fixed<B>, lin: &Linearization, m:
     }
 }
 
-/// Each strand's share of the drape energy at `x` (`strands × points`, world), not divided by
-/// the number of strands: its edges' Cosserat and stretch terms and its vertices' gravity, body
-/// and self-collision terms, where a vertex's self-collision term is its own density excess
-/// (whichever strands its neighbours belong to). Computed on the CPU in double precision from
-/// the definitions of [`energy`] (the colliders' distance and the SPH pairs taken at `x`, where
-/// the linearized distance is exact), so the shares' sum over the strands, divided by their
-/// number, is [`energy`]'s total at a linearization taken at `x`.
-pub fn strand_energies(
-    posed: &Posed,
-    x: &[Vec3],
-    colliders: Option<(&Colliders, &[Pose])>,
-    m: &DrapeMaterial,
-) -> Vec<f64> {
-    let n = posed.points;
-    let lin = Linearization::at(x, n, colliders, m);
+/// Each strand's share of the drape energy at the positions `lin.at` (`strands × points`,
+/// world) of the linearization `lin` taken there, not divided by the number of strands: its
+/// edges' Cosserat and stretch terms and its vertices' gravity, body and self-collision terms,
+/// where a vertex's self-collision term is its own density excess (whichever strands its
+/// neighbours belong to). Computed on the CPU in double precision from the definitions of
+/// [`energy`] (at `lin.at` the linearized distance is exact), so the shares' sum over the
+/// strands, divided by their number, is [`energy`]'s total there.
+pub fn strand_energies(posed: &Posed, lin: &Linearization, m: &DrapeMaterial) -> Vec<f64> {
+    let (n, x) = (posed.points, &lin.at);
     let mut rho = vec![0.0f64; x.len()];
     for (&i, &j) in lin.pair_i.iter().zip(&lin.pair_j) {
         let w = kernel(x[i as usize].distance(x[j as usize]), m.smoothing as f32) as f64;
@@ -623,7 +617,7 @@ mod tests {
             v.body > 0.0 && v.self_collision > 0.0 && v.cosserat > 0.0 && v.stretch > 0.0,
             "{v:?}"
         );
-        let shares = strand_energies(&p, &x, Some((&c, &poses)), &m);
+        let shares = strand_energies(&p, &Linearization::at(&x, p.points, Some((&c, &poses)), &m), &m);
         assert_eq!(shares.len(), p.strands);
         let sum = shares.iter().sum::<f64>() / p.strands as f64;
         assert!(
@@ -636,7 +630,7 @@ mod tests {
         for q in &mut y[p.points + 1..2 * p.points] {
             *q += Vec3::new(0.0, -0.5, 0.0);
         }
-        let moved = strand_energies(&p, &y, Some((&c, &poses)), &m);
+        let moved = strand_energies(&p, &Linearization::at(&y, p.points, Some((&c, &poses)), &m), &m);
         assert!((moved[1] - shares[1]).abs() > (moved[0] - shares[0]).abs());
     }
 

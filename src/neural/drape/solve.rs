@@ -18,7 +18,9 @@ use burn::tensor::backend::AutodiffBackend;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use super::energy::{DrapeMaterial, Fixed, Posed, TermValues, Terms, energy_here};
+use super::energy::{
+    DrapeMaterial, Fixed, Linearization, Posed, TermValues, Terms, energy, energy_here, read_positions,
+};
 use crate::collide::Colliders;
 use crate::motion::Pose;
 
@@ -203,12 +205,27 @@ pub fn energy_at<B: Backend>(
     material: &DrapeMaterial,
     dev: &B::Device,
 ) -> TermValues {
-    let fixed = Fixed::<B>::new(posed, dev);
+    energy_on::<B>(&Fixed::new(posed, dev), posed, x, colliders, material, dev).0
+}
+
+/// [`energy_at`] with the posed groom's tensors `fixed` made once by the caller, also returning
+/// the linearization the energy was taken at (its `at` the positions as the energy read them),
+/// for [`super::energy::strand_energies`] to share.
+pub fn energy_on<B: Backend>(
+    fixed: &Fixed<B>,
+    posed: &Posed,
+    x: &[Vec3],
+    colliders: Option<(&Colliders, &[Pose])>,
+    material: &DrapeMaterial,
+    dev: &B::Device,
+) -> (TermValues, Linearization) {
     let d: Vec<f32> = x
         .iter()
         .zip(&posed.x)
         .flat_map(|(a, b)| (*a - *b).to_array())
         .collect();
     let d = Tensor::<B, 3>::from_data(TensorData::new(d, [posed.strands, posed.points, 3]), dev);
-    evaluate(&fixed, d, colliders, material).1.values()
+    let xt = fixed.positions(d);
+    let lin = Linearization::at(&read_positions(&xt), fixed.points, colliders, material);
+    (energy(xt, fixed, &lin, material).values(), lin)
 }
