@@ -403,9 +403,21 @@ pub fn energy_here<B: Backend>(
     colliders: Option<(&Colliders, &[Pose])>,
     m: &DrapeMaterial,
 ) -> (Vec<Vec3>, Terms<B>) {
-    let at = read_positions(&x);
-    let lin = Linearization::at(&at, f.points, colliders, m);
-    (at, energy(x, f, &lin, m))
+    let (lin, terms) = energy_linearized(x, f, colliders, m);
+    (lin.at, terms)
+}
+
+/// [`energy_here`] returning the whole linearization it took (its `at` the positions read
+/// back), for [`strand_energies`] to share.
+pub fn energy_linearized<B: Backend>(
+    x: Tensor<B, 3>,
+    f: &Fixed<B>,
+    colliders: Option<(&Colliders, &[Pose])>,
+    m: &DrapeMaterial,
+) -> (Linearization, Terms<B>) {
+    let lin = Linearization::at(&read_positions(&x), f.points, colliders, m);
+    let terms = energy(x, f, &lin, m);
+    (lin, terms)
 }
 
 /// The drape energy (003 Eq. 1 less Eq. 14) of positions `x` `[strands, points, 3]`.

@@ -19,7 +19,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use super::energy::{
-    DrapeMaterial, Fixed, Linearization, Posed, TermValues, Terms, energy, energy_here, read_positions,
+    DrapeMaterial, Fixed, Linearization, Posed, TermValues, Terms, energy_here, energy_linearized,
 };
 use crate::collide::Colliders;
 use crate::motion::Pose;
@@ -225,7 +225,6 @@ pub fn energy_on<B: Backend>(
         .flat_map(|(a, b)| (*a - *b).to_array())
         .collect();
     let d = Tensor::<B, 3>::from_data(TensorData::new(d, [posed.strands, posed.points, 3]), dev);
-    let xt = fixed.positions(d);
-    let lin = Linearization::at(&read_positions(&xt), fixed.points, colliders, material);
-    (energy(xt, fixed, &lin, material).values(), lin)
+    let (lin, terms) = energy_linearized(fixed.positions(d), fixed, colliders, material);
+    (terms.values(), lin)
 }
