@@ -73,7 +73,7 @@ fn training_lowers_the_loss_with(blend: Blend) {
         &tress::neural::interp::train::init_net::<Flex>(&cfg, &dev),
         &va,
         3,
-        blend,
+        blend.into(),
         &dev,
     );
     let mut losses = Vec::new();
@@ -128,7 +128,7 @@ fn carried_candidates_are_exact_under_a_shift_where_raw_guides_need_learning() {
             &tress::neural::interp::train::init_net::<Flex>(&cfg, &dev),
             &va,
             3,
-            blend,
+            blend.into(),
             &dev,
         )
         .uniform_rmse_cm
@@ -421,7 +421,7 @@ fn displacement_training_resumes_to_the_same_bytes_and_rides_in_the_model_file()
         "{moved} of {} points moved",
         g.point_count()
     );
-    let v = validate_displace(&w, &a.fnet, &va, 3, Blend::Positions, &dev);
+    let v = validate_displace(&w, &a.fnet, &va, 3, Blend::Positions.into(), &dev);
     assert!(v.displacement_rms_cm > 0.0);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -13,7 +13,7 @@ use glam::Vec3;
 use super::grid::UvGrid;
 use crate::error::{Error, Result};
 use crate::guides::training::HeadFrames;
-use crate::neural::interp::carry::{Blend, candidates};
+use crate::neural::interp::carry::{Space, candidates};
 
 /// Frames of one groom's simulation on its grid.
 #[derive(Clone)]
@@ -217,14 +217,14 @@ pub struct Batch<B: Backend> {
 
 impl GridFrames {
     /// Frames `first..first + count` cut to the window of `size` cells at (du, dv), guides every
-    /// k cells from the window's corner, with the candidates `blend` gives L.
+    /// k cells from the window's corner, with the candidates `space` gives L.
     pub fn batch<B: Backend>(
         &self,
         first: usize,
         count: usize,
         (du, dv): (usize, usize),
         size: usize,
-        blend: Blend,
+        space: Space,
         dev: &B::Device,
     ) -> Batch<B> {
         let n = self.grid.spec.n;
@@ -270,7 +270,7 @@ impl GridFrames {
         }
         let guides = Tensor::from_data(TensorData::new(g.clone(), [count, m, m, w, 3]), dev);
         Batch {
-            hood: candidates(blend, guides.clone(), &g, k, &rest, &rest_guides),
+            hood: candidates(space, guides.clone(), &g, k, &rest, &rest_guides),
             rest: Tensor::from_data(TensorData::new(rest, [1, size, size, w, 3]), dev),
             target: Tensor::from_data(TensorData::new(target, [count, size, size, w, 3]), dev),
             guides,

@@ -187,6 +187,7 @@ pub fn tiny_interp_config(
             guide_channels: 8,
             slope: 0.2,
             blend,
+            offset_share: 1.0,
         },
         train: TrainOptions {
             steps,

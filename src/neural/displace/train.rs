@@ -31,7 +31,7 @@ use crate::neural::data::{Batch, GridFrames, channels_first};
 use crate::neural::file::{NeuralFile, Rec, module_from_bytes, module_to_bytes, seeded_init};
 use crate::neural::grid::UNIT_CM;
 use crate::neural::interp::InterpConfig;
-use crate::neural::interp::carry::Blend;
+use crate::neural::interp::carry::Space;
 use crate::neural::interp::model::{WeightNet, interpolate, neighbourhood};
 use crate::neural::train_loop::{Schedule, Standing, Steps};
 
@@ -162,7 +162,7 @@ pub fn validate<B: Backend>(
     fnet: &DisplaceNet<B>,
     data: &GridFrames,
     batch: usize,
-    blend: Blend,
+    space: Space,
     dev: &B::Device,
 ) -> DisplaceValidation {
     let n = data.grid.spec.n;
@@ -173,7 +173,7 @@ pub fn validate<B: Backend>(
     let mut rest_f = None;
     while first < data.len() {
         let b = batch.min(data.len() - first);
-        let bt = data.batch::<B>(first, b, (0, 0), n, blend, dev);
+        let bt = data.batch::<B>(first, b, (0, 0), n, space, dev);
         let rf = rest_f.get_or_insert_with(|| interp.rest_features(channels_first(bt.rest.clone())));
         let (s, _) = interpolated(interp, rf, &bt, data.grid.spec.stride);
         let ds = displacement(fnet, &rf.coarse, &bt);
@@ -322,7 +322,7 @@ impl<B: AutodiffBackend> Steps for FTraining<'_, B> {
         // W_θ, fixed, on the inner backend.
         let bt = self
             .train
-            .batch::<B::InnerBackend>(first, batch, corner, size, cfg.net.blend, self.dev);
+            .batch::<B::InnerBackend>(first, batch, corner, size, cfg.net.space(), self.dev);
         // W_θ's rest features depend only on the crop: once per corner (k² of them).
         let interp = self.interp;
         let rf = self.rest_f[corner.0 * k + corner.1]
@@ -386,7 +386,7 @@ impl<B: AutodiffBackend> Steps for FTraining<'_, B> {
             &self.fnet().valid(),
             self.val,
             batch,
-            self.cfg.net.blend,
+            self.cfg.net.space(),
             self.dev,
         )))
     }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use burn::prelude::*;
 use glam::Vec3;
 
-use super::carry::{Blend, blend_frame};
+use super::carry::{Space, blend_frame};
 use super::model::{NEIGHBORS, RestFeatures, WeightNet, neighbour};
 use super::train::InterpConfig;
 use crate::error::{Error, Result};
@@ -41,7 +41,7 @@ pub struct NeuralInterpolator<B: Backend = Cpu> {
     /// Rest segment lengths per particle (inextensibility after the transfer back).
     segments: Vec<f32>,
     /// What L blends, and the rest grid and rest guides (network units) it carries from.
-    blend: Blend,
+    space: Space,
     rest_net: Vec<f32>,
     rest_guides: Vec<f32>,
     time: Duration,
@@ -99,7 +99,7 @@ impl<B: Backend> NeuralInterpolator<B> {
             last: None,
             segments: crate::sim::inextensible::rest_segments(&layout.rest, &layout.counts),
             layout,
-            blend: cfg.net.blend,
+            space: cfg.net.space(),
             rest_net,
             rest_guides,
             time: Duration::ZERO,
@@ -180,7 +180,7 @@ impl<B: Backend> NeuralInterpolator<B> {
         let omega: Vec<f32> = om.into_data().to_vec().expect("f32");
         let t2 = Instant::now();
         let mut s = blend_frame(
-            self.blend,
+            self.space,
             &omega,
             &flat,
             spec.n,

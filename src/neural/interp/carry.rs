@@ -17,6 +17,12 @@
 //!   so s_p = s̄_p + Σ_q ω_pq (g_q − ḡ_q): the particle's rest position moved by a blend of its
 //!   guides' moves (in head-local space). Exact at rest and under a shift for any weights, like
 //!   `Carried`, with no lever arm: a guide's bend does not swing the particle's offset around.
+//! - A share λ of the rest offset (`[net] offset_share`, [`Space::share`]; 1 unless set): the
+//!   `Offsets` and `Carried` candidates carry λ of it, c_pq = g_q + λ R_q (s̄_p − ḡ_q). λ = 0 is
+//!   `Positions`, λ = 1 the full offset; between, s_p = λ s̄_p + Σ_q ω_pq (g_q − λ ḡ_q), so at
+//!   rest the particle is λ of the way from its guides' convex blend to its own rest position:
+//!   the weights still shape it, and the guides' packing together still moves it. Measured on
+//!   the general dataset (book, Training once): neither end is best on every groom.
 //!
 //! Candidates are built on the CPU from the guides (they carry no parameters), in the layout
 //! [`super::model::neighbourhood`] gives: `[b, u, v, w, 16, 3]`, neighbour c = 4·di + dj at
@@ -42,6 +48,28 @@ pub enum Blend {
     Offsets,
 }
 
+/// What L blends and the share of the rest offset its candidates carry (the `[net] blend` and
+/// `[net] offset_share` keys, stored with the model). `share` is ignored by `Positions`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Space {
+    pub blend: Blend,
+    /// λ in c_pq = g_q + λ R_q (s̄_p − ḡ_q), in [0, 1].
+    pub share: f32,
+}
+
+impl Space {
+    /// The full rest offset (λ = 1), or none for `Positions`.
+    pub fn full(blend: Blend) -> Space {
+        Space { blend, share: 1.0 }
+    }
+}
+
+impl From<Blend> for Space {
+    fn from(blend: Blend) -> Space {
+        Space::full(blend)
+    }
+}
+
 fn at(v: &[f32], i: usize) -> Vec3 {
     Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2])
 }
@@ -63,7 +91,7 @@ fn rotations(rest_guides: &[f32], guides: &[f32], w: usize) -> Vec<Quat> {
 /// The 16 candidates of every particle of a `size`² window: `rest` the window's rest strands
 /// `[size, size, w, 3]`, `rest_guides` and `guides` (`frames` frames) `[m, m, w, 3]` with
 /// m = size / `stride`; returns `[frames, size, size, w, 16, 3]`. With `turn` off the offsets
-/// are carried unturned ([`Blend::Offsets`]).
+/// are carried unturned ([`Blend::Offsets`]); each carries `share` of the rest offset.
 #[allow(clippy::too_many_arguments)]
 pub fn carried(
     rest: &[f32],
@@ -74,6 +102,7 @@ pub fn carried(
     stride: usize,
     w: usize,
     turn: bool,
+    share: f32,
 ) -> Vec<f32> {
     let m = size / stride;
     let mut out = Vec::with_capacity(frames * size * size * w * NEIGHBORS * 3);
@@ -90,7 +119,7 @@ pub fn carried(
                         for dj in 0..4 {
                             let gp = (idx(a, di) * m + idx(b, dj)) * w + k;
                             let r = rot.as_ref().map_or(Quat::IDENTITY, |r| r[gp]);
-                            let c = at(cur, gp) + r * (p - at(rest_guides, gp));
+                            let c = at(cur, gp) + r * ((p - at(rest_guides, gp)) * share);
                             out.extend_from_slice(&c.to_array());
                         }
                     }
@@ -106,28 +135,28 @@ pub fn carried(
 /// ([`carried`]; `rest` `[size, size, w, 3]` and `rest_guides` `[m, m, w, 3]` flat, network
 /// units).
 pub fn candidates<B: Backend>(
-    blend: Blend,
+    space: Space,
     guides: Tensor<B, 5>,
     flat: &[f32],
     stride: usize,
     rest: &[f32],
     rest_guides: &[f32],
 ) -> Tensor<B, 6> {
-    match blend {
+    match space.blend {
         Blend::Positions => neighbourhood(guides, stride),
         Blend::Carried | Blend::Offsets => {
             let [b, m, _, w, _] = guides.dims();
             let dev = guides.device();
             let size = m * stride;
-            let turn = blend == Blend::Carried;
-            let c = carried(rest, rest_guides, flat, b, size, stride, w, turn);
+            let turn = space.blend == Blend::Carried;
+            let c = carried(rest, rest_guides, flat, b, size, stride, w, turn, space.share);
             Tensor::from_data(TensorData::new(c, [b, size, size, w, NEIGHBORS, 3]), &dev)
         }
     }
 }
 
 /// Eq. 3 for one frame on the CPU, without building the candidates: s_p = Σ_q ω_pq c_pq with
-/// the candidates c_pq of `blend` ([`candidates`], the same formulas), `omega` as W_θ gives it
+/// the candidates c_pq of `space` ([`candidates`], the same formulas), `omega` as W_θ gives it
 /// `[16, size, size, w]`, `guides` `[m, m, w, 3]`, `rest` `[size, size, w, 3]` and
 /// `rest_guides` `[m, m, w, 3]` (network units); returns `[size, size, w, 3]`. Inference's
 /// path: the tensor one ([`super::model::interpolate`] of the candidates) permutes and strides
@@ -135,7 +164,7 @@ pub fn candidates<B: Backend>(
 /// sum runs in the same order on any thread count.
 #[allow(clippy::too_many_arguments)]
 pub fn blend_frame(
-    blend: Blend,
+    space: Space,
     omega: &[f32],
     guides: &[f32],
     size: usize,
@@ -146,6 +175,7 @@ pub fn blend_frame(
 ) -> Vec<f32> {
     use rayon::prelude::*;
     let m = size / stride;
+    let (blend, share) = (space.blend, space.share);
     let rot = match blend {
         Blend::Carried => rotations(rest_guides, guides, w),
         Blend::Offsets | Blend::Positions => Vec::new(),
@@ -168,8 +198,8 @@ pub fn blend_frame(
                         let gp = (idx(a, di) * m + idx(b, dj)) * w + k;
                         let c = match blend {
                             Blend::Positions => at(guides, gp),
-                            Blend::Offsets => at(guides, gp) + (p - at(rest_guides, gp)),
-                            Blend::Carried => at(guides, gp) + rot[gp] * (p - at(rest_guides, gp)),
+                            Blend::Offsets => at(guides, gp) + (p - at(rest_guides, gp)) * share,
+                            Blend::Carried => at(guides, gp) + rot[gp] * ((p - at(rest_guides, gp)) * share),
                         };
                         s += omega[(di * 4 + dj) * plane + cell] * c;
                     }
@@ -254,10 +284,10 @@ mod tests {
         let (size, k, w) = (8, 4, 6);
         let (rest, rg) = window(size, k, w, 1.0);
         // At rest every candidate is the particle's own rest position.
-        all_at(&carried(&rest, &rg, &rg, 1, size, k, w, true), &rest);
+        all_at(&carried(&rest, &rg, &rg, 1, size, k, w, true, 1.0), &rest);
         // Bent strands shifted: every candidate is the particle shifted.
         all_at(
-            &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w, true),
+            &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w, true, 1.0),
             &moved(&rest, Quat::IDENTITY),
         );
         // Straight strands (along −y) turned about an axis across them and shifted: every
@@ -265,13 +295,13 @@ mod tests {
         let (rest, rg) = window(size, k, w, 0.0);
         let rot = Quat::from_axis_angle(Vec3::new(0.6, 0.0, -0.8), 0.7);
         all_at(
-            &carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w, true),
+            &carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w, true, 1.0),
             &moved(&rest, rot),
         );
         // A twist about the strands' own axis is not seen (rotation-minimizing frames): the
         // candidates stay at the shifted rest, not where the twist takes the particle.
         let twist = Quat::from_rotation_y(0.5);
-        let c = carried(&rest, &rg, &moved(&rg, twist), 1, size, k, w, true);
+        let c = carried(&rest, &rg, &moved(&rg, twist), 1, size, k, w, true, 1.0);
         let far = moved(&rest, twist)
             .chunks(3)
             .zip(c.chunks(3 * NEIGHBORS))
@@ -283,16 +313,16 @@ mod tests {
     fn offset_candidates_are_exact_at_rest_and_under_a_shift_but_not_a_turn() {
         let (size, k, w) = (8, 4, 6);
         let (rest, rg) = window(size, k, w, 1.0);
-        all_at(&carried(&rest, &rg, &rg, 1, size, k, w, false), &rest);
+        all_at(&carried(&rest, &rg, &rg, 1, size, k, w, false, 1.0), &rest);
         all_at(
-            &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w, false),
+            &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w, false, 1.0),
             &moved(&rest, Quat::IDENTITY),
         );
         // Turned, a particle away from its guide is off by the unturned offset's change:
         // |(I − R)(s̄ − ḡ)| for the straight strands' turn across them.
         let (rest, rg) = window(size, k, w, 0.0);
         let rot = Quat::from_axis_angle(Vec3::new(0.6, 0.0, -0.8), 0.7);
-        let c = carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w, false);
+        let c = carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w, false, 1.0);
         let want = moved(&rest, rot);
         let worst = want
             .chunks(3)
@@ -310,15 +340,15 @@ mod tests {
         let m = size / k;
         let g = swayed(&rg, w, false);
         let gt = Tensor::<B, 5>::from_data(TensorData::new(g.clone(), [1, m, m, w, 3]), &Default::default());
-        let pos: Vec<f32> = candidates(Blend::Positions, gt.clone(), &g, k, &rest, &rg)
+        let pos: Vec<f32> = candidates(Blend::Positions.into(), gt.clone(), &g, k, &rest, &rg)
             .into_data()
             .to_vec()
             .unwrap();
-        let car: Vec<f32> = candidates(Blend::Carried, gt.clone(), &g, k, &rest, &rg)
+        let car: Vec<f32> = candidates(Blend::Carried.into(), gt.clone(), &g, k, &rest, &rg)
             .into_data()
             .to_vec()
             .unwrap();
-        let shifted: Vec<f32> = candidates(Blend::Offsets, gt, &g, k, &rest, &rg)
+        let shifted: Vec<f32> = candidates(Blend::Offsets.into(), gt, &g, k, &rest, &rg)
             .into_data()
             .to_vec()
             .unwrap();
@@ -346,6 +376,25 @@ mod tests {
         }
     }
 
+    /// Weights that are not one-hot (a softmax of noise over the 16 neighbours) `[1, 16, size,
+    /// size, w]`, and the same values flat.
+    fn noisy_weights(
+        size: usize,
+        w: usize,
+        dev: &burn::backend::flex::FlexDevice,
+    ) -> (Tensor<B, 5>, Vec<f32>) {
+        let omega = burn::tensor::activation::softmax(
+            Tensor::<B, 5>::random(
+                [1, NEIGHBORS, size, size, w],
+                burn::tensor::Distribution::Normal(0.0, 2.0),
+                dev,
+            ),
+            1,
+        );
+        let flat = omega.clone().into_data().to_vec().unwrap();
+        (omega, flat)
+    }
+
     /// The CPU blend is Eq. 3 of the candidates as the tensors compute it, for every blend: the
     /// same grid to rounding, from weights that are not one-hot (a softmax of noise) and guides
     /// that bend and shift differently.
@@ -357,29 +406,118 @@ mod tests {
         let m = size / k;
         let g = swayed(&rg, w, true);
         let dev = Default::default();
-        let omega = burn::tensor::activation::softmax(
-            Tensor::<B, 5>::random(
-                [1, NEIGHBORS, size, size, w],
-                burn::tensor::Distribution::Normal(0.0, 2.0),
-                &dev,
-            ),
-            1,
-        );
-        let om: Vec<f32> = omega.clone().into_data().to_vec().unwrap();
+        let (omega, om) = noisy_weights(size, w, &dev);
         let gt = Tensor::<B, 5>::from_data(TensorData::new(g.clone(), [1, m, m, w, 3]), &dev);
-        for blend in [Blend::Positions, Blend::Offsets, Blend::Carried] {
-            let want: Vec<f32> = interpolate(omega.clone(), candidates(blend, gt.clone(), &g, k, &rest, &rg))
+        let spaces = [Blend::Positions, Blend::Offsets, Blend::Carried]
+            .into_iter()
+            .map(Space::full)
+            .chain([0.3, 0.5].map(|share| Space {
+                blend: Blend::Offsets,
+                share,
+            }))
+            .chain([Space {
+                blend: Blend::Carried,
+                share: 0.5,
+            }]);
+        for space in spaces {
+            let want: Vec<f32> = interpolate(omega.clone(), candidates(space, gt.clone(), &g, k, &rest, &rg))
                 .into_data()
                 .to_vec()
                 .unwrap();
-            let got = blend_frame(blend, &om, &g, size, k, w, &rest, &rg);
+            let got = blend_frame(space, &om, &g, size, k, w, &rest, &rg);
             assert_eq!(got.len(), want.len());
             let worst = got
                 .iter()
                 .zip(&want)
                 .map(|(a, b)| (a - b).abs())
                 .fold(0.0f32, f32::max);
-            assert!(worst < 1e-5, "{blend:?}: {worst}");
+            assert!(worst < 1e-5, "{space:?}: {worst}");
+        }
+    }
+
+    /// A share λ of the rest offset, written out by hand from the weights and guides (not from
+    /// the candidates): λ = 0 is `Positions` to the bit, λ = 1 is s̄ + Σ ω (g − ḡ), and any λ
+    /// gives s = λ s̄ + Σ ω (g − λ ḡ), which at rest is λ of the way from the guides' convex
+    /// blend to the particle's own rest position.
+    #[test]
+    fn a_share_of_the_offset_runs_from_positions_to_offsets() {
+        let (size, k, w) = (8, 4, 5);
+        let (rest, rg) = window(size, k, w, 1.0);
+        let m = size / k;
+        let g = swayed(&rg, w, true);
+        let dev = Default::default();
+        let (_, om) = noisy_weights(size, w, &dev);
+        let plane = size * size * w;
+        let idx = |a: usize, d: usize| ((a / k) as i64 - 1 + d as i64).clamp(0, m as i64 - 1) as usize;
+        // Σ ω g and Σ ω ḡ per particle, by hand.
+        let sums = |guides: &[f32]| -> Vec<Vec3> {
+            let mut out = Vec::new();
+            for a in 0..size {
+                for b in 0..size {
+                    for i in 0..w {
+                        let cell = (a * size + b) * w + i;
+                        let mut s = Vec3::ZERO;
+                        for n in 0..NEIGHBORS {
+                            let gi = idx(a, n / 4) * m + idx(b, n % 4);
+                            s += om[n * plane + cell] * Vec3::from_slice(&guides[(gi * w + i) * 3..]);
+                        }
+                        out.push(s);
+                    }
+                }
+            }
+            out
+        };
+        let (sg, srg) = (sums(&g), sums(&rg));
+        let pos = blend_frame(Blend::Positions.into(), &om, &g, size, k, w, &rest, &rg);
+        for blend in [Blend::Offsets, Blend::Carried] {
+            let zero = blend_frame(Space { blend, share: 0.0 }, &om, &g, size, k, w, &rest, &rg);
+            assert_eq!(zero, pos, "{blend:?} at λ = 0 is not Positions");
+        }
+        for share in [0.0f32, 0.25, 0.5, 1.0] {
+            let space = Space {
+                blend: Blend::Offsets,
+                share,
+            };
+            let got = blend_frame(space, &om, &g, size, k, w, &rest, &rg);
+            let at_rest = blend_frame(space, &om, &rg, size, k, w, &rest, &rg);
+            for (p, sbar) in rest.chunks(3).enumerate() {
+                let sbar = Vec3::from_slice(sbar);
+                let want = share * sbar + sg[p] - share * srg[p];
+                assert!(
+                    Vec3::from_slice(&got[3 * p..]).distance(want) < 1e-5,
+                    "λ = {share}"
+                );
+                let want = srg[p] + share * (sbar - srg[p]);
+                assert!(
+                    Vec3::from_slice(&at_rest[3 * p..]).distance(want) < 1e-5,
+                    "λ = {share}"
+                );
+            }
+        }
+        // The candidates' tensor path agrees at a share between the ends.
+        let gt = Tensor::<B, 5>::from_data(TensorData::new(g.clone(), [1, m, m, w, 3]), &dev);
+        let half = Space {
+            blend: Blend::Offsets,
+            share: 0.5,
+        };
+        let c: Vec<f32> = candidates(half, gt, &g, k, &rest, &rg)
+            .into_data()
+            .to_vec()
+            .unwrap();
+        for a in 0..size {
+            for b in 0..size {
+                for i in 0..w {
+                    let cell = (a * size + b) * w + i;
+                    for n in 0..NEIGHBORS {
+                        let gi = idx(a, n / 4) * m + idx(b, n % 4);
+                        let raw = Vec3::from_slice(&g[(gi * w + i) * 3..]);
+                        let off =
+                            Vec3::from_slice(&rest[cell * 3..]) - Vec3::from_slice(&rg[(gi * w + i) * 3..]);
+                        let o = (cell * NEIGHBORS + n) * 3;
+                        assert!(Vec3::from_slice(&c[o..]).distance(raw + 0.5 * off) < 1e-5);
+                    }
+                }
+            }
         }
     }
 }

@@ -16,7 +16,7 @@ use burn::tensor::backend::AutodiffBackend;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use super::carry::Blend;
+use super::carry::{Blend, Space};
 use super::loss::{LossWeights, loss};
 use super::model::{WeightNet, WeightNetConfig, interpolate};
 use crate::error::{Error, Result};
@@ -33,6 +33,19 @@ pub struct NetOptions {
     pub slope: f64,
     /// What L blends: `positions` (000 Eq. 3), `carried` or `offsets` ([`super::carry`]).
     pub blend: super::carry::Blend,
+    /// The share λ of the rest offset that `offsets` and `carried` candidates carry, in [0, 1]
+    /// (1: the whole offset; 0: `positions`).
+    pub offset_share: f32,
+}
+
+impl NetOptions {
+    /// What L blends, with its share of the rest offset.
+    pub fn space(&self) -> Space {
+        Space {
+            blend: self.blend,
+            share: self.offset_share,
+        }
+    }
 }
 
 impl Default for NetOptions {
@@ -41,6 +54,7 @@ impl Default for NetOptions {
             guide_channels: 32,
             slope: 0.2,
             blend: super::carry::Blend::Positions,
+            offset_share: 1.0,
         }
     }
 }
@@ -124,6 +138,15 @@ impl InterpConfig {
         if self.net.guide_channels == 0 || self.net.guide_channels > 512 {
             return bad("`net.guide_channels` must be 1 to 512");
         }
+        if !(0.0..=1.0).contains(&self.net.offset_share) {
+            return bad("`net.offset_share` must be in [0, 1]");
+        }
+        if self.net.blend == Blend::Positions && self.net.offset_share != 1.0 {
+            return bad(
+                "`net.offset_share` applies to `blend = \"offsets\"` or `\"carried\"`; \
+                 `positions` carries no offset (it is `offsets` at share 0)",
+            );
+        }
         // The grid's fit to the generator is checked where it is trained (a config extending
         // one with `[displace]` may still turn it off with `steps = 0` or a job override).
         if let Some(d) = &self.displace {
@@ -172,10 +195,10 @@ pub fn validate<B: Backend>(
     net: &WeightNet<B>,
     data: &GridFrames,
     batch: usize,
-    blend: Blend,
+    space: Space,
     dev: &B::Device,
 ) -> Validation {
-    validate_all(net, std::slice::from_ref(data), batch, blend, dev)
+    validate_all(net, std::slice::from_ref(data), batch, space, dev)
 }
 
 /// Scores `net` on every frame of every set of `sets` (grooms on their own grids): the RMSE and
@@ -184,12 +207,12 @@ pub fn validate_all<B: Backend>(
     net: &WeightNet<B>,
     sets: &[GridFrames],
     batch: usize,
-    blend: Blend,
+    space: Space,
     dev: &B::Device,
 ) -> Validation {
     let (mut se, mut se_u, mut len, mut denom, mut len_denom) = (0f64, 0f64, 0f64, 0f64, 0f64);
     for data in sets {
-        let [a, b, c, d] = sums(net, data, batch, blend, dev);
+        let [a, b, c, d] = sums(net, data, batch, space, dev);
         se += a;
         se_u += b;
         len += c;
@@ -211,7 +234,7 @@ fn sums<B: Backend>(
     net: &WeightNet<B>,
     data: &GridFrames,
     batch: usize,
-    blend: Blend,
+    space: Space,
     dev: &B::Device,
 ) -> [f64; 4] {
     let n = data.grid.spec.n;
@@ -221,7 +244,7 @@ fn sums<B: Backend>(
     let mut rest_f = None;
     while first < data.len() {
         let b = batch.min(data.len() - first);
-        let bt = data.batch::<B>(first, b, (0, 0), n, blend, dev);
+        let bt = data.batch::<B>(first, b, (0, 0), n, space, dev);
         let rf = rest_f.get_or_insert_with(|| net.rest_features(channels_first(bt.rest.clone())));
         let om = net.weights(rf, channels_first(bt.guides.clone()));
         let hood = bt.hood.clone();
@@ -332,7 +355,7 @@ impl<B: AutodiffBackend> Steps for WTraining<'_, B> {
         }
         let corner = (rng.random_range(0..k), rng.random_range(0..k));
         let (frames, at) = self.train.window(seg, first, t.batch)?;
-        let b = frames.batch::<B>(at, t.batch, corner, size, cfg.net.blend, self.dev);
+        let b = frames.batch::<B>(at, t.batch, corner, size, cfg.net.space(), self.dev);
         let net = self.net.take().expect("the network is back after each step");
         let rf = net.rest_features(channels_first(b.rest.clone()));
         let om = net.weights(&rf, channels_first(b.guides.clone()));
@@ -363,7 +386,7 @@ impl<B: AutodiffBackend> Steps for WTraining<'_, B> {
             &self.net().valid(),
             self.val,
             t.batch,
-            self.cfg.net.blend,
+            self.cfg.net.space(),
             self.dev,
         )))
     }
@@ -578,7 +601,7 @@ impl crate::neural::device::OnDevice for Training<'_> {
                 &init_net::<B::InnerBackend>(self.cfg, &dev),
                 self.val,
                 self.cfg.train.batch,
-                self.cfg.net.blend,
+                self.cfg.net.space(),
                 &dev,
             )
         });
@@ -632,4 +655,42 @@ pub fn load_model<B: Backend>(
         path,
     )?;
     Ok((cfg, net, f.header))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(net: &str) -> Result<InterpConfig> {
+        let text = format!("[grid]\nn = 32\nstride = 4\npoints = 8\n[net]\n{net}\n");
+        let c: InterpConfig = toml::from_str(&text).map_err(|e| Error::Invalid(e.to_string()))?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// `offset_share` is stored as λ of the offsets' and carried candidates, defaults to the
+    /// whole offset (models written before the key load as they were trained), and is refused
+    /// out of [0, 1] or with `positions`, which carries no offset.
+    #[test]
+    fn the_offset_share_is_a_checked_net_key() {
+        let c = parse("blend = \"offsets\"\noffset_share = 0.5").unwrap();
+        assert_eq!(
+            c.net.space(),
+            Space {
+                blend: Blend::Offsets,
+                share: 0.5
+            }
+        );
+        assert_eq!(parse("blend = \"carried\"").unwrap().net.space().share, 1.0);
+        assert_eq!(parse("").unwrap().net.space(), Space::full(Blend::Positions));
+        for bad in [
+            "blend = \"offsets\"\noffset_share = 1.5",
+            "blend = \"offsets\"\noffset_share = -0.1",
+            "blend = \"offsets\"\noffset_share = nan",
+            "offset_share = 0.5",
+        ] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(e.contains("offset_share"), "{bad}: {e}");
+        }
+    }
 }
