@@ -83,4 +83,20 @@ mod tests {
         }
         assert!(path("no-such-model").unwrap().is_none());
     }
+
+    /// The shipped general model is what its documented command trains: its stored grid, network
+    /// (what L blends, the share of the rest offset) and training options are those of
+    /// `examples/general/train.toml`, so a model file and its config cannot drift apart.
+    #[test]
+    fn the_general_model_carries_its_documented_training_config() {
+        let p = path("general").unwrap().unwrap();
+        let (cfg, _, _) =
+            crate::neural::interp::load_model::<burn::backend::Flex>(&p, &burn::backend::flex::FlexDevice)
+                .unwrap();
+        let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/general/train.toml");
+        let want = crate::neural::interp::InterpConfig::load(doc.to_str().unwrap()).unwrap();
+        assert_eq!(cfg.grid, want.grid);
+        assert_eq!(cfg.net, want.net);
+        assert_eq!(cfg.train, want.train);
+    }
 }
