@@ -74,6 +74,16 @@ fn at(v: &[f32], i: usize) -> Vec3 {
     Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2])
 }
 
+/// One candidate, c_pq = g_q + λ R_q (s̄_p − ḡ_q): guide particle `g` carrying `share` of the
+/// particle `p`'s rest offset from the guide's rest particle `gbar`, turned by `turn` (`Carried`)
+/// or not (`Offsets`). The one formula the training candidates ([`carried`]) and the inference
+/// blend ([`blend_frame`]) share.
+#[inline]
+fn candidate(g: Vec3, turn: Option<Quat>, p: Vec3, gbar: Vec3, share: f32) -> Vec3 {
+    let offset = (p - gbar) * share;
+    g + turn.map_or(offset, |r| r * offset)
+}
+
 /// Per guide particle of `guides` (`w` particles a guide, flat `[g, w, 3]`), the rotation that
 /// carries a rest offset with it: parallel transport from its rest shape `rest_guides`.
 fn rotations(rest_guides: &[f32], guides: &[f32], w: usize) -> Vec<Quat> {
@@ -108,7 +118,7 @@ pub fn carried(
     let mut out = Vec::with_capacity(frames * size * size * w * NEIGHBORS * 3);
     for f in 0..frames {
         let cur = &guides[f * m * m * w * 3..(f + 1) * m * m * w * 3];
-        // Unturned offsets keep the identity; turned ones get each frame's transport.
+        // Unturned offsets have no rotation; turned ones get each frame's transport.
         let rot = turn.then(|| rotations(rest_guides, cur, w));
         let idx = |a: usize, d: usize| neighbour(a, d, stride, m);
         for a in 0..size {
@@ -118,8 +128,8 @@ pub fn carried(
                     for di in 0..4 {
                         for dj in 0..4 {
                             let gp = (idx(a, di) * m + idx(b, dj)) * w + k;
-                            let r = rot.as_ref().map_or(Quat::IDENTITY, |r| r[gp]);
-                            let c = at(cur, gp) + r * ((p - at(rest_guides, gp)) * share);
+                            let r = rot.as_ref().map(|r| r[gp]);
+                            let c = candidate(at(cur, gp), r, p, at(rest_guides, gp), share);
                             out.extend_from_slice(&c.to_array());
                         }
                     }
@@ -198,8 +208,10 @@ pub fn blend_frame(
                         let gp = (idx(a, di) * m + idx(b, dj)) * w + k;
                         let c = match blend {
                             Blend::Positions => at(guides, gp),
-                            Blend::Offsets => at(guides, gp) + (p - at(rest_guides, gp)) * share,
-                            Blend::Carried => at(guides, gp) + rot[gp] * ((p - at(rest_guides, gp)) * share),
+                            Blend::Offsets => candidate(at(guides, gp), None, p, at(rest_guides, gp), share),
+                            Blend::Carried => {
+                                candidate(at(guides, gp), Some(rot[gp]), p, at(rest_guides, gp), share)
+                            }
                         };
                         s += omega[(di * 4 + dj) * plane + cell] * c;
                     }
