@@ -350,12 +350,30 @@ fn groom_files_and_presets_mix_with_a_head_per_groom() {
     );
     assert!(!out.exists(), "wrote output: {e}");
 
+    // A PLY point cloud with no strand layout (as scanners and some exporters write them):
+    // 30 strands of 8 points, cut by `points_per_strand`.
+    let mut ply = String::from(
+        "ply\nformat ascii 1.0\nelement vertex 240\nproperty float x\nproperty float y\nproperty float z\nend_header\n",
+    );
+    for s in 0..30 {
+        let (a, b) = (0.2 * s as f32, 0.3 + 0.03 * s as f32);
+        let dir = glam::Vec3::new(a.cos() * b.sin(), b.cos(), a.sin() * b.sin());
+        for i in 0..8 {
+            let p = dir * (9.0 + 1.5 * i as f32);
+            ply.push_str(&format!("{} {} {}\n", p.x, p.y, p.z));
+        }
+    }
+    std::fs::write(dir.join("cloud.ply"), ply).unwrap();
     let good = dir.join("mixed.toml");
-    std::fs::write(&good, text("head = 'sphere'")).unwrap();
+    std::fs::write(
+        &good,
+        text("head = 'sphere'\n[[groom]]\nfile = 'cloud.ply'\npoints_per_strand = 8\nhead = 'sphere'"),
+    )
+    .unwrap();
     let r = build(&good, &out, &[]);
     assert_eq!(
         (r["items"].as_u64(), r["ran"].as_u64()),
-        (Some(2), Some(2)),
+        (Some(3), Some(3)),
         "{r}"
     );
     let m = manifest(&out);
@@ -367,6 +385,14 @@ fn groom_files_and_presets_mix_with_a_head_per_groom() {
             .unwrap_or_else(|| panic!("{n}: {m}"))
     };
     assert_eq!(by_name("g--gentle")["groom"]["head"], "sphere");
+    // The point cloud's item was cut into its 30 strands and records how.
+    let cloud = by_name("cloud--gentle");
+    assert_eq!(cloud["groom"]["points_per_strand"], 8, "{m}");
+    assert_eq!(cloud["strands"], 30, "{m}");
+    assert!(
+        by_name("g--gentle")["groom"].get("points_per_strand").is_none(),
+        "{m}"
+    );
     // The preset's item keeps the config's head and records no head of its own.
     assert!(by_name("wavy-s1--gentle")["groom"].get("head").is_none(), "{m}");
     std::fs::remove_dir_all(&dir).ok();

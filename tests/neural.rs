@@ -60,20 +60,30 @@ type T = Autodiff<Flex>;
 #[test]
 fn training_lowers_the_loss_and_beats_uniform_weights() {
     for blend in [Blend::Positions, Blend::Carried, Blend::Offsets] {
-        training_lowers_the_loss_with(blend);
+        training_lowers_the_loss_with(config_with(60, blend));
     }
+    training_lowers_the_loss_with(learned(60, Blend::Offsets));
 }
 
-fn training_lowers_the_loss_with(blend: Blend) {
+/// Each particle's share of its rest offset learned (`[net] learn_share`), centred on one half.
+fn learned(steps: usize, blend: Blend) -> InterpConfig {
+    let mut cfg = config_with(steps, blend);
+    cfg.net.offset_share = 0.5;
+    cfg.net.learn_share = true;
+    cfg.validate().unwrap();
+    cfg
+}
+
+fn training_lowers_the_loss_with(cfg: InterpConfig) {
     let g = groom();
-    let cfg = config_with(60, blend);
+    let space = cfg.net.space();
     let (tr, va) = (data(&g, &cfg, 0.0, 24), data(&g, &cfg, 40.0, 6));
     let dev = FlexDevice;
     let before = validate(
         &tress::neural::interp::train::init_net::<Flex>(&cfg, &dev),
         &va,
         3,
-        blend.into(),
+        space,
         &dev,
     );
     let mut losses = Vec::new();
@@ -92,7 +102,7 @@ fn training_lowers_the_loss_with(blend: Blend) {
     let (_, best) = out.progress.best.unwrap();
     let head: f32 = losses[..5].iter().sum::<f32>() / 5.0;
     let tail: f32 = losses[losses.len() - 5..].iter().sum::<f32>() / 5.0;
-    assert!(tail < 0.7 * head, "{blend:?}: loss {head} → {tail}");
+    assert!(tail < 0.7 * head, "{space:?}: loss {head} → {tail}");
     assert!(
         best.rmse_cm < before.rmse_cm,
         "{} vs untrained {}",
@@ -141,8 +151,9 @@ fn carried_candidates_are_exact_under_a_shift_where_raw_guides_need_learning() {
 #[test]
 fn a_resumed_run_equals_an_uninterrupted_one_and_models_round_trip() {
     let g = groom();
-    // Carried candidates (a `[net]` option) ride in the model file's config.
-    let cfg = config_with(10, Blend::Carried);
+    // Carried candidates with a learned share (`[net]` options, the latter a 17th output
+    // channel) ride in the model file's config.
+    let cfg = learned(10, Blend::Carried);
     let (tr, va) = (data(&g, &cfg, 0.0, 12), data(&g, &cfg, 40.0, 3));
     let dev = FlexDevice;
     let dir = std::env::temp_dir().join(format!("tress-neural-{}", std::process::id()));

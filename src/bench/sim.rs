@@ -104,7 +104,7 @@ pub fn run(data: Option<&Path>, strands: usize, frames: usize) -> Result<Vec<Sim
                 scale: 0.37,
                 up: UpAxis::Z,
             };
-            specs.push(spec(GroomSource::File(file), t, frames));
+            specs.push(spec(GroomSource::File(file, Default::default()), t, frames));
         }
     }
     let preset = GroomSource::Preset {

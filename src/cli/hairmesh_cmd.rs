@@ -411,7 +411,7 @@ fn colliders(
         // Without a groom, the mesh's own columns stand for it (`head_scene`).
         groom: match (&a.groom, &a.mesh) {
             (Some(g), _) => GroomSource::parse(g, a.strands)?,
-            (None, m) => GroomSource::File(m.clone().unwrap_or_default()),
+            (None, m) => GroomSource::File(m.clone().unwrap_or_default(), Default::default()),
         },
         transform: t,
         head: HeadSource::default_for(&head_scene),

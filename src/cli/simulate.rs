@@ -187,7 +187,7 @@ fn scene(a: &SimulateArgs, mss: &Mss, (first, last): (i64, i64)) -> Result<(Scen
         },
     };
     let groom = match (mss, &a.groom) {
-        (Some((path, _)), _) => GroomSource::File(path.into()),
+        (Some((path, _)), _) => GroomSource::File(path.into(), Default::default()),
         (None, Some(g)) => GroomSource::parse(g, a.strands)?,
         (None, None) => return Err(Error::Invalid("give --groom or --scene".into())),
     };

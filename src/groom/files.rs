@@ -79,7 +79,7 @@ impl GroomFormat {
 }
 
 /// Options for reading grooms.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReadOptions {
     /// Point clouds without strand layout (PLY): consecutive points per strand.
     pub points_per_strand: Option<usize>,

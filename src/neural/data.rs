@@ -13,7 +13,7 @@ use glam::Vec3;
 use super::grid::UvGrid;
 use crate::error::{Error, Result};
 use crate::guides::training::HeadFrames;
-use crate::neural::interp::carry::{Space, candidates};
+use crate::neural::interp::carry::{Hood, Space, candidates};
 
 /// Frames of one groom's simulation on its grid.
 #[derive(Clone)]
@@ -212,7 +212,7 @@ pub struct Batch<B: Backend> {
     /// Cell mask `[1, c, c, 1, 1]`.
     pub mask: Tensor<B, 5>,
     /// What L blends for each particle `[b, c, c, w, 16, 3]` ([`crate::neural::interp::carry`]).
-    pub hood: Tensor<B, 6>,
+    pub hood: Hood<B>,
 }
 
 impl GridFrames {

@@ -95,6 +95,8 @@ pub struct GroomEntry {
     /// Scale and up axis of a groom file, as in a job's `[groom]`.
     pub scale: Option<f32>,
     pub up: Option<String>,
+    /// A PLY point cloud's points per strand, as in a job's `[groom]`.
+    pub points_per_strand: Option<usize>,
     /// The head collider of this groom's items (`[head] collider` of a job: `sphere` fitted to
     /// the roots, or a mesh / `.sdf` file relative to the config) [default: the config's job's;
     /// a groom file needs one unless that job has a mesh head].
@@ -143,6 +145,9 @@ pub struct ItemGroom {
     pub strands: Option<usize>,
     pub scale: Option<f32>,
     pub up: Option<String>,
+    /// A PLY point cloud's points per strand, where its groom entry gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub points_per_strand: Option<usize>,
     /// The item's head collider, where its groom entry names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head: Option<String>,
@@ -334,6 +339,7 @@ impl Dataset {
                         strands: g.strands.or(g.preset.as_ref().map(|_| self.spec.strands)),
                         scale: g.scale,
                         up: g.up.clone(),
+                        points_per_strand: g.points_per_strand,
                         head: g.head.clone(),
                     };
                     grooms.push((name, groom));
@@ -434,6 +440,9 @@ impl Dataset {
         }
         if let Some(u) = &g_in.up {
             g.insert("up".into(), Value::String(u.clone()));
+        }
+        if let Some(k) = g_in.points_per_strand {
+            g.insert("points_per_strand".into(), Value::Integer(k as i64));
         }
         g.insert(
             "edits".into(),

@@ -64,7 +64,7 @@ impl SceneSpec {
     pub fn load_groom(&self) -> Result<SceneGroom> {
         match &self.groom {
             GroomSource::Preset { name, strands, seed } => procedural_groom(name, *strands, *seed),
-            GroomSource::File(path) => file_groom(path, &self.transform),
+            GroomSource::File(path, read) => file_groom(path, read, &self.transform),
         }
     }
 
@@ -76,7 +76,7 @@ impl SceneSpec {
             GroomSource::Preset { name, strands, seed } => {
                 (Some(procedural_params(name, *strands, *seed)?), None)
             }
-            GroomSource::File(path) => (None, file_shapes(path, &self.transform)?),
+            GroomSource::File(path, _) => (None, file_shapes(path, &self.transform)?),
         };
         Ok(SceneGroom {
             groom,

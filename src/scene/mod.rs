@@ -106,9 +106,9 @@ pub fn file_shapes(path: &Path, transform: &Transform) -> Result<Option<(Vec<Sph
     Ok(Some((spheres, capsules)))
 }
 
-/// A groom file in tress units and axes.
-pub fn file_groom(path: &Path, transform: &Transform) -> Result<SceneGroom> {
-    let mut groom = read_groom(path, &ReadOptions::default())?.groom;
+/// A groom file in tress units and axes, read with `read`.
+pub fn file_groom(path: &Path, read: &ReadOptions, transform: &Transform) -> Result<SceneGroom> {
+    let mut groom = read_groom(path, read)?.groom;
     transform.apply(&mut groom);
     if let Some(w) = groom.unit_warning() {
         tracing::warn!("{}: {w}", path.display());
@@ -126,7 +126,7 @@ pub fn file_groom(path: &Path, transform: &Transform) -> Result<SceneGroom> {
 pub fn load_groom(spec: &str, transform: &Transform, strands: Option<usize>) -> Result<SceneGroom> {
     match GroomSource::parse(spec, strands)? {
         GroomSource::Preset { name, strands, seed } => procedural_groom(&name, strands, seed),
-        GroomSource::File(path) => file_groom(&path, transform),
+        GroomSource::File(path, read) => file_groom(&path, &read, transform),
     }
 }
 

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 
 use crate::collide::{Capsule, Shape, Sphere};
-use crate::groom::Transform;
 use crate::groom::presets;
+use crate::groom::{ReadOptions, Transform};
 use crate::motion::sources::MotionSource;
 
 /// Where the groom comes from.
@@ -22,8 +22,9 @@ pub enum GroomSource {
         strands: Option<usize>,
         seed: Option<u64>,
     },
-    /// A groom file in any format tress reads (an `.mss` scene's hair too).
-    File(PathBuf),
+    /// A groom file in any format tress reads (an `.mss` scene's hair too), with how to read
+    /// it (a PLY point cloud's points per strand).
+    File(PathBuf, ReadOptions),
 }
 
 impl GroomSource {
@@ -41,7 +42,7 @@ impl GroomSource {
                 "--strands applies to procedural groom presets, not groom files".into(),
             ));
         }
-        Ok(GroomSource::File(PathBuf::from(spec)))
+        Ok(GroomSource::File(PathBuf::from(spec), ReadOptions::default()))
     }
 }
 

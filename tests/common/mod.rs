@@ -188,6 +188,7 @@ pub fn tiny_interp_config(
             slope: 0.2,
             blend,
             offset_share: 1.0,
+            learn_share: false,
         },
         train: TrainOptions {
             steps,

@@ -207,9 +207,9 @@ fn interpolated<B: Backend>(
     bt: &Batch<B>,
     stride: usize,
 ) -> (Tensor<B, 5>, Tensor<B, 6>) {
-    let om = interp.weights(rest, channels_first(bt.guides.clone()));
+    let pr = interp.predict(rest, channels_first(bt.guides.clone()));
     let hood = neighbourhood(bt.guides.clone(), stride);
-    (interpolate(om, bt.hood.clone()), hood)
+    (interpolate(pr.omega, bt.hood.at(pr.share.as_ref())), hood)
 }
 
 /// Δs `[b, u, v, w, 3]` of a batch.

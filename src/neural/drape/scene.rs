@@ -55,7 +55,7 @@ pub fn drape_scene(
                 entry.groom
             )));
         }
-        file_groom(Path::new(&entry.groom), transform)?
+        file_groom(Path::new(&entry.groom), &Default::default(), transform)?
     };
     let groom = DrapeGroom::new(&scene.groom, texture, points)?;
     if entry.head.as_deref() == Some("none") {

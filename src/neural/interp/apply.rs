@@ -174,14 +174,16 @@ impl<B: Backend> NeuralInterpolator<B> {
         let flat = self.guide_grid(guides);
         let g = Tensor::<B, 5>::from_data(TensorData::new(flat.clone(), [1, m, m, w, 3]), &self.dev);
         let t1 = Instant::now();
-        let om = self.net.weights(&self.rest, channels_first(g.clone()));
-        // Eq. 3 on the CPU from ω read back: the same blend as the tensors', without their 16
-        // strided copies of the grid (`carry::blend_frame`).
-        let omega: Vec<f32> = om.into_data().to_vec().expect("f32");
+        let pr = self.net.predict(&self.rest, channels_first(g.clone()));
+        // Eq. 3 on the CPU from ω (and a learned share's λ_p) read back: the same blend as the
+        // tensors', without their 16 strided copies of the grid (`carry::blend_frame`).
+        let omega: Vec<f32> = pr.omega.into_data().to_vec().expect("f32");
+        let shares: Option<Vec<f32>> = pr.share.map(|l| l.into_data().to_vec().expect("f32"));
         let t2 = Instant::now();
         let mut s = blend_frame(
             self.space,
             &omega,
+            shares.as_deref(),
             &flat,
             spec.n,
             spec.stride,

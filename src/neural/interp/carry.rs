@@ -48,25 +48,61 @@ pub enum Blend {
     Offsets,
 }
 
-/// What L blends and the share of the rest offset its candidates carry (the `[net] blend` and
-/// `[net] offset_share` keys, stored with the model). `share` is ignored by `Positions`.
+/// What L blends and the share of the rest offset its candidates carry (the `[net] blend`,
+/// `[net] offset_share` and `[net] learn_share` keys, stored with the model). `share` is
+/// ignored by `Positions`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Space {
     pub blend: Blend,
-    /// λ in c_pq = g_q + λ R_q (s̄_p − ḡ_q), in [0, 1].
+    /// λ in c_pq = g_q + λ R_q (s̄_p − ḡ_q), in [0, 1]; with `learned`, only the prior λ₀ of
+    /// the shares W_θ predicts.
     pub share: f32,
+    /// Each particle's own λ_p, predicted by W_θ ([`super::model::Prediction::share`]).
+    pub learned: bool,
 }
 
 impl Space {
     /// The full rest offset (λ = 1), or none for `Positions`.
     pub fn full(blend: Blend) -> Space {
-        Space { blend, share: 1.0 }
+        Space::fixed(blend, 1.0)
+    }
+
+    /// One share λ for every particle.
+    pub fn fixed(blend: Blend, share: f32) -> Space {
+        Space {
+            blend,
+            share,
+            learned: false,
+        }
     }
 }
 
 impl From<Blend> for Space {
     fn from(blend: Blend) -> Space {
         Space::full(blend)
+    }
+}
+
+/// The candidates of a batch `[b, u, v, w, 16, 3]`: with a fixed share, `base` holds them; with
+/// a learned one, `base` is the neighbourhood guides (λ = 0) and `offset` the full offsets
+/// R_q (s̄_p − ḡ_q), so each particle's candidates are `base + λ_p offset` ([`Hood::at`]).
+pub struct Hood<B: Backend> {
+    pub base: Tensor<B, 6>,
+    pub offset: Option<Tensor<B, 6>>,
+}
+
+impl<B: Backend> Hood<B> {
+    /// The candidates L blends, given W_θ's shares `share` `[b, 1, u, v, w]` (a learned share;
+    /// ignored otherwise).
+    pub fn at(&self, share: Option<&Tensor<B, 5>>) -> Tensor<B, 6> {
+        match (&self.offset, share) {
+            (None, _) => self.base.clone(),
+            (Some(o), Some(l)) => {
+                let l: Tensor<B, 6> = l.clone().permute([0, 2, 3, 4, 1]).unsqueeze_dim(5);
+                self.base.clone() + o.clone() * l
+            }
+            (Some(_), None) => panic!("learned-share candidates need the network's shares"),
+        }
     }
 }
 
@@ -143,7 +179,7 @@ pub fn carried(
 /// The candidates L blends for guides `guides` `[b, m, m, w, 3]` (`flat`: the same values, as
 /// the caller built the tensor from): the neighbourhood guides themselves, or carried
 /// ([`carried`]; `rest` `[size, size, w, 3]` and `rest_guides` `[m, m, w, 3]` flat, network
-/// units).
+/// units), split for a learned share ([`Hood`]).
 pub fn candidates<B: Backend>(
     space: Space,
     guides: Tensor<B, 5>,
@@ -151,16 +187,32 @@ pub fn candidates<B: Backend>(
     stride: usize,
     rest: &[f32],
     rest_guides: &[f32],
-) -> Tensor<B, 6> {
-    match space.blend {
-        Blend::Positions => neighbourhood(guides, stride),
-        Blend::Carried | Blend::Offsets => {
-            let [b, m, _, w, _] = guides.dims();
-            let dev = guides.device();
-            let size = m * stride;
-            let turn = space.blend == Blend::Carried;
-            let c = carried(rest, rest_guides, flat, b, size, stride, w, turn, space.share);
-            Tensor::from_data(TensorData::new(c, [b, size, size, w, NEIGHBORS, 3]), &dev)
+) -> Hood<B> {
+    let carried_at = |share: f32| {
+        let [b, m, _, w, _] = guides.dims();
+        let size = m * stride;
+        let turn = space.blend == Blend::Carried;
+        let c = carried(rest, rest_guides, flat, b, size, stride, w, turn, share);
+        Tensor::<B, 6>::from_data(
+            TensorData::new(c, [b, size, size, w, NEIGHBORS, 3]),
+            &guides.device(),
+        )
+    };
+    match (space.blend, space.learned) {
+        (Blend::Positions, _) => Hood {
+            base: neighbourhood(guides, stride),
+            offset: None,
+        },
+        (Blend::Carried | Blend::Offsets, false) => Hood {
+            base: carried_at(space.share),
+            offset: None,
+        },
+        (Blend::Carried | Blend::Offsets, true) => {
+            let base = neighbourhood(guides.clone(), stride);
+            Hood {
+                offset: Some(carried_at(1.0) - base.clone()),
+                base,
+            }
         }
     }
 }
@@ -171,11 +223,13 @@ pub fn candidates<B: Backend>(
 /// `rest_guides` `[m, m, w, 3]` (network units); returns `[size, size, w, 3]`. Inference's
 /// path: the tensor one ([`super::model::interpolate`] of the candidates) permutes and strides
 /// 16 copies of the grid, this one reads each guide particle where it lies. Each particle's
-/// sum runs in the same order on any thread count.
+/// sum runs in the same order on any thread count. With a learned share, `shares` holds W_θ's
+/// λ_p `[size, size, w]`.
 #[allow(clippy::too_many_arguments)]
 pub fn blend_frame(
     space: Space,
     omega: &[f32],
+    shares: Option<&[f32]>,
     guides: &[f32],
     size: usize,
     stride: usize,
@@ -186,6 +240,11 @@ pub fn blend_frame(
     use rayon::prelude::*;
     let m = size / stride;
     let (blend, share) = (space.blend, space.share);
+    assert_eq!(
+        space.learned && blend != Blend::Positions,
+        shares.is_some(),
+        "a learned share's blend takes the network's shares, a fixed one none"
+    );
     let rot = match blend {
         Blend::Carried => rotations(rest_guides, guides, w),
         Blend::Offsets | Blend::Positions => Vec::new(),
@@ -202,6 +261,7 @@ pub fn blend_frame(
                 } else {
                     at(rest, cell)
                 };
+                let share = shares.map_or(share, |l| l[cell]);
                 let mut s = Vec3::ZERO;
                 for di in 0..4 {
                     for dj in 0..4 {
@@ -353,14 +413,17 @@ mod tests {
         let g = swayed(&rg, w, false);
         let gt = Tensor::<B, 5>::from_data(TensorData::new(g.clone(), [1, m, m, w, 3]), &Default::default());
         let pos: Vec<f32> = candidates(Blend::Positions.into(), gt.clone(), &g, k, &rest, &rg)
+            .base
             .into_data()
             .to_vec()
             .unwrap();
         let car: Vec<f32> = candidates(Blend::Carried.into(), gt.clone(), &g, k, &rest, &rg)
+            .base
             .into_data()
             .to_vec()
             .unwrap();
         let shifted: Vec<f32> = candidates(Blend::Offsets.into(), gt, &g, k, &rest, &rg)
+            .base
             .into_data()
             .to_vec()
             .unwrap();
@@ -423,20 +486,17 @@ mod tests {
         let spaces = [Blend::Positions, Blend::Offsets, Blend::Carried]
             .into_iter()
             .map(Space::full)
-            .chain([0.3, 0.5].map(|share| Space {
-                blend: Blend::Offsets,
-                share,
-            }))
-            .chain([Space {
-                blend: Blend::Carried,
-                share: 0.5,
-            }]);
+            .chain([0.3, 0.5].map(|share| Space::fixed(Blend::Offsets, share)))
+            .chain([Space::fixed(Blend::Carried, 0.5)]);
         for space in spaces {
-            let want: Vec<f32> = interpolate(omega.clone(), candidates(space, gt.clone(), &g, k, &rest, &rg))
-                .into_data()
-                .to_vec()
-                .unwrap();
-            let got = blend_frame(space, &om, &g, size, k, w, &rest, &rg);
+            let want: Vec<f32> = interpolate(
+                omega.clone(),
+                candidates(space, gt.clone(), &g, k, &rest, &rg).base,
+            )
+            .into_data()
+            .to_vec()
+            .unwrap();
+            let got = blend_frame(space, &om, None, &g, size, k, w, &rest, &rg);
             assert_eq!(got.len(), want.len());
             let worst = got
                 .iter()
@@ -480,18 +540,15 @@ mod tests {
             out
         };
         let (sg, srg) = (sums(&g), sums(&rg));
-        let pos = blend_frame(Blend::Positions.into(), &om, &g, size, k, w, &rest, &rg);
+        let pos = blend_frame(Blend::Positions.into(), &om, None, &g, size, k, w, &rest, &rg);
         for blend in [Blend::Offsets, Blend::Carried] {
-            let zero = blend_frame(Space { blend, share: 0.0 }, &om, &g, size, k, w, &rest, &rg);
+            let zero = blend_frame(Space::fixed(blend, 0.0), &om, None, &g, size, k, w, &rest, &rg);
             assert_eq!(zero, pos, "{blend:?} at λ = 0 is not Positions");
         }
         for share in [0.0f32, 0.25, 0.5, 1.0] {
-            let space = Space {
-                blend: Blend::Offsets,
-                share,
-            };
-            let got = blend_frame(space, &om, &g, size, k, w, &rest, &rg);
-            let at_rest = blend_frame(space, &om, &rg, size, k, w, &rest, &rg);
+            let space = Space::fixed(Blend::Offsets, share);
+            let got = blend_frame(space, &om, None, &g, size, k, w, &rest, &rg);
+            let at_rest = blend_frame(space, &om, None, &rg, size, k, w, &rest, &rg);
             for (p, sbar) in rest.chunks(3).enumerate() {
                 let sbar = Vec3::from_slice(sbar);
                 let want = share * sbar + sg[p] - share * srg[p];
@@ -508,11 +565,9 @@ mod tests {
         }
         // The candidates' tensor path agrees at a share between the ends.
         let gt = Tensor::<B, 5>::from_data(TensorData::new(g.clone(), [1, m, m, w, 3]), &dev);
-        let half = Space {
-            blend: Blend::Offsets,
-            share: 0.5,
-        };
+        let half = Space::fixed(Blend::Offsets, 0.5);
         let c: Vec<f32> = candidates(half, gt, &g, k, &rest, &rg)
+            .base
             .into_data()
             .to_vec()
             .unwrap();
@@ -528,6 +583,54 @@ mod tests {
                         let o = (cell * NEIGHBORS + n) * 3;
                         assert!(Vec3::from_slice(&c[o..]).distance(raw + 0.5 * off) < 1e-5);
                     }
+                }
+            }
+        }
+    }
+
+    /// A learned share: each particle carries its own λ_p. The CPU blend with per-particle
+    /// shares equals the tensor blend of [`Hood::at`], and every particle equals the blend of
+    /// one fixed share at its λ_p (the formulas checked by hand above), for both blends.
+    #[test]
+    fn a_learned_share_blends_each_particle_at_its_own_share() {
+        use super::super::model::interpolate;
+        let (size, k, w) = (8, 4, 5);
+        let (rest, rg) = window(size, k, w, 1.0);
+        let m = size / k;
+        let g = swayed(&rg, w, true);
+        let dev = Default::default();
+        let (omega, om) = noisy_weights(size, w, &dev);
+        let plane = size * size * w;
+        // A few shares spread over the particles, ends included.
+        let levels = [0.0f32, 0.2, 0.5, 0.9, 1.0];
+        let lam: Vec<f32> = (0..plane)
+            .map(|i| levels[(i * 7 + i / 5) % levels.len()])
+            .collect();
+        let lt = Tensor::<B, 5>::from_data(TensorData::new(lam.clone(), [1, 1, size, size, w]), &dev);
+        let gt = Tensor::<B, 5>::from_data(TensorData::new(g.clone(), [1, m, m, w, 3]), &dev);
+        for blend in [Blend::Offsets, Blend::Carried] {
+            let space = Space {
+                blend,
+                share: 0.5,
+                learned: true,
+            };
+            let hood = candidates(space, gt.clone(), &g, k, &rest, &rg);
+            assert!(hood.offset.is_some());
+            let want: Vec<f32> = interpolate(omega.clone(), hood.at(Some(&lt)))
+                .into_data()
+                .to_vec()
+                .unwrap();
+            let got = blend_frame(space, &om, Some(&lam), &g, size, k, w, &rest, &rg);
+            let fixed: Vec<Vec<f32>> = levels
+                .iter()
+                .map(|&l| blend_frame(Space::fixed(blend, l), &om, None, &g, size, k, w, &rest, &rg))
+                .collect();
+            for p in 0..plane {
+                let level = levels.iter().position(|&l| l == lam[p]).unwrap();
+                for d in 0..3 {
+                    let (a, b, c) = (got[3 * p + d], want[3 * p + d], fixed[level][3 * p + d]);
+                    assert!((a - b).abs() < 1e-5, "{blend:?} particle {p}: cpu {a} tensor {b}");
+                    assert!((a - c).abs() < 1e-5, "{blend:?} particle {p}: {a} vs fixed λ {c}");
                 }
             }
         }

@@ -16,13 +16,17 @@
 //! guide particles at the same w (Eq. 3), guide indices clamped at the border ("pad G_p with the
 //! nearest valid guide hairs").
 //!
+//! With a learned share (`[net] learn_share`, tress's option) the last level has a 17th channel,
+//! λ_p = σ(y_p + logit λ₀): how much of its rest offset the particle's candidates carry
+//! ([`super::carry`]), predicted like its weights.
+//!
 //! Everything that depends only on the rest groom ([`RestFeatures`]) is computed once per
 //! groom and reused for every frame.
 
 use burn::nn::conv::{Conv3d, Conv3dConfig, ConvTranspose3d, ConvTranspose3dConfig};
 use burn::nn::{InstanceNorm, InstanceNormConfig, PaddingConfig3d};
 use burn::prelude::*;
-use burn::tensor::activation::{leaky_relu, softmax};
+use burn::tensor::activation::{leaky_relu, sigmoid, softmax};
 
 /// Neighbourhood size n_n (4 × 4 guides).
 pub const NEIGHBORS: usize = 16;
@@ -37,6 +41,11 @@ pub struct WeightNetConfig {
     /// LeakyReLU slope (not given in the paper).
     #[config(default = 0.2)]
     pub slope: f64,
+    /// A 17th output channel, each particle's share λ_p of its rest offset
+    /// (`[net] learn_share`, [`super::carry`]): λ_p = σ(y_p + logit λ₀) with λ₀ this prior
+    /// (`[net] offset_share`), in (0, 1). None: 16 weights only (000 as written).
+    #[config(default = "None")]
+    pub learned_share: Option<f64>,
 }
 
 /// A convolution followed by instance normalization.
@@ -101,6 +110,15 @@ pub struct WeightNet<B: Backend> {
     /// 1×1 skips from rest level ℓ, same order as `up`.
     skip: Vec<ConvIn<B>>,
     slope: f64,
+    /// logit λ₀ of a learned share (its channel is the last decoder level's 17th).
+    share_bias: Option<f64>,
+}
+
+/// What W_θ predicts for every particle: the weights ω `[b, 16, u, v, w]` (softmax over the 16)
+/// and, in a network with a learned share, λ_p `[b, 1, u, v, w]` in (0, 1).
+pub struct Prediction<B: Backend> {
+    pub omega: Tensor<B, 5>,
+    pub share: Option<Tensor<B, 5>>,
 }
 
 /// The parts of W_θ that depend only on the rest groom.
@@ -132,7 +150,8 @@ impl WeightNetConfig {
         let mut skip = Vec::new();
         let mut prev = gc + self.rest_channels(l);
         for lv in (0..l).rev() {
-            let c = self.dec_channels(lv);
+            let extra = usize::from(lv == 0 && self.learned_share.is_some());
+            let c = self.dec_channels(lv) + extra;
             up.push(UpIn::new(prev, c, dev));
             skip.push(ConvIn::new(self.rest_channels(lv), c, 1, 1, dev));
             prev = c;
@@ -144,6 +163,10 @@ impl WeightNetConfig {
             up,
             skip,
             slope: self.slope,
+            share_bias: self.learned_share.map(|p| {
+                assert!(p > 0.0 && p < 1.0, "a learned share's prior is in (0, 1)");
+                (p / (1.0 - p)).ln()
+            }),
         }
     }
 }
@@ -170,6 +193,11 @@ impl<B: Backend> WeightNet<B> {
     /// ω `[b, 16, u, v, w]` from the rest features and the guides g `[b, 3, u/k, v/k, w]`.
     /// Rest features of batch 1 are shared by every guide frame of the batch.
     pub fn weights(&self, rest: &RestFeatures<B>, guides: Tensor<B, 5>) -> Tensor<B, 5> {
+        self.predict(rest, guides).omega
+    }
+
+    /// ω and, with a learned share, λ_p (see [`Prediction`]), as [`Self::weights`].
+    pub fn predict(&self, rest: &RestFeatures<B>, guides: Tensor<B, 5>) -> Prediction<B> {
         let b = guides.dims()[0];
         let expand = |t: &Tensor<B, 5>| {
             if t.dims()[0] == b {
@@ -186,13 +214,16 @@ impl<B: Backend> WeightNet<B> {
         let last = self.up.len() - 1;
         for (i, (up, skip)) in self.up.iter().zip(&rest.skips).enumerate() {
             let y = up.forward(x) + expand(skip);
-            x = if i == last {
-                softmax(y, 1)
-            } else {
-                leaky_relu(y, self.slope)
-            };
+            if i == last {
+                let omega = softmax(y.clone().narrow(1, 0, NEIGHBORS), 1);
+                let share = self
+                    .share_bias
+                    .map(|bias| sigmoid(y.narrow(1, NEIGHBORS, 1).add_scalar(bias)));
+                return Prediction { omega, share };
+            }
+            x = leaky_relu(y, self.slope);
         }
-        x
+        unreachable!("L ≥ 1 decoder levels")
     }
 }
 
@@ -257,6 +288,42 @@ mod tests {
             assert!(sums.iter().all(|s| (s - 1.0).abs() < 1e-5));
             let mins: Vec<f32> = om.min().into_data().to_vec().unwrap();
             assert!(mins[0] >= 0.0);
+        }
+    }
+
+    /// A learned share adds one channel: ω still convex over the 16, λ_p in (0, 1), and the
+    /// network without it is the same shape as 000's.
+    #[test]
+    fn a_learned_share_is_a_17th_channel_in_the_open_unit_interval() {
+        let dev = Default::default();
+        let (levels, w) = (2usize, 5);
+        let n = 4 << levels;
+        let rest = Tensor::<B, 5>::random([1, 3, n, n, w], burn::tensor::Distribution::Default, &dev);
+        let g = Tensor::<B, 5>::random(
+            [3, 3, n >> levels, n >> levels, w],
+            burn::tensor::Distribution::Default,
+            &dev,
+        );
+        let plain = WeightNetConfig::new(levels).init::<B>(&dev);
+        let pr = plain.predict(&plain.rest_features(rest.clone()), g.clone());
+        assert!(pr.share.is_none());
+        for prior in [0.1, 0.5, 0.9] {
+            let net = WeightNetConfig::new(levels)
+                .with_learned_share(Some(prior))
+                .init::<B>(&dev);
+            let pr = net.predict(&net.rest_features(rest.clone()), g.clone());
+            assert_eq!(pr.omega.dims(), [3, NEIGHBORS, n, n, w]);
+            let sums: Vec<f32> = pr.omega.sum_dim(1).into_data().to_vec().unwrap();
+            assert!(sums.iter().all(|s| (s - 1.0).abs() < 1e-5));
+            let share = pr.share.expect("a learned share");
+            assert_eq!(share.dims(), [3, 1, n, n, w]);
+            let v: Vec<f32> = share.into_data().to_vec().unwrap();
+            assert!(v.iter().all(|&l| l > 0.0 && l < 1.0));
+            // The prior moves the shares' logits: their median follows it.
+            let mut sorted = v.clone();
+            sorted.sort_by(f32::total_cmp);
+            let median = sorted[sorted.len() / 2] as f64;
+            assert!((median - prior).abs() < 0.3, "prior {prior}: median {median}");
         }
     }
 

@@ -34,8 +34,12 @@ pub struct NetOptions {
     /// What L blends: `positions` (000 Eq. 3), `carried` or `offsets` ([`super::carry`]).
     pub blend: super::carry::Blend,
     /// The share λ of the rest offset that `offsets` and `carried` candidates carry, in [0, 1]
-    /// (1: the whole offset; 0: `positions`).
+    /// (1: the whole offset; 0: `positions`). With `learn_share`, the prior λ₀ of the learned
+    /// shares, in (0, 1).
     pub offset_share: f32,
+    /// Each particle's share λ_p predicted by W_θ (a 17th output channel, [`super::model`]),
+    /// centred on `offset_share`.
+    pub learn_share: bool,
 }
 
 impl NetOptions {
@@ -44,6 +48,7 @@ impl NetOptions {
         Space {
             blend: self.blend,
             share: self.offset_share,
+            learned: self.learn_share,
         }
     }
 }
@@ -55,6 +60,7 @@ impl Default for NetOptions {
             slope: 0.2,
             blend: super::carry::Blend::Positions,
             offset_share: 1.0,
+            learn_share: false,
         }
     }
 }
@@ -147,6 +153,20 @@ impl InterpConfig {
                  `positions` carries no offset (it is `offsets` at share 0)",
             );
         }
+        if self.net.learn_share {
+            if self.net.blend == Blend::Positions {
+                return bad(
+                    "`net.learn_share` applies to `blend = \"offsets\"` or `\"carried\"`; \
+                     `positions` carries no offset",
+                );
+            }
+            if !(self.net.offset_share > 0.0 && self.net.offset_share < 1.0) {
+                return bad(
+                    "with `net.learn_share`, `net.offset_share` is the learned shares' prior and \
+                     must be in (0, 1), e.g. 0.5",
+                );
+            }
+        }
         // The grid's fit to the generator is checked where it is trained (a config extending
         // one with `[displace]` may still turn it off with `steps = 0` or a job override).
         if let Some(d) = &self.displace {
@@ -159,6 +179,7 @@ impl InterpConfig {
         WeightNetConfig::new(self.grid.levels())
             .with_guide_channels(self.net.guide_channels)
             .with_slope(self.net.slope)
+            .with_learned_share(self.net.learn_share.then_some(self.net.offset_share as f64))
     }
 }
 
@@ -246,9 +267,9 @@ fn sums<B: Backend>(
         let b = batch.min(data.len() - first);
         let bt = data.batch::<B>(first, b, (0, 0), n, space, dev);
         let rf = rest_f.get_or_insert_with(|| net.rest_features(channels_first(bt.rest.clone())));
-        let om = net.weights(rf, channels_first(bt.guides.clone()));
-        let hood = bt.hood.clone();
-        let s = interpolate(om, hood.clone());
+        let pr = net.predict(rf, channels_first(bt.guides.clone()));
+        let hood = bt.hood.at(pr.share.as_ref());
+        let s = interpolate(pr.omega, hood.clone());
         let u = hood.mean_dim(4).squeeze_dim::<5>(4);
         let sq = |x: Tensor<B, 5>| -> f64 {
             let v: f32 = ((x - bt.target.clone()).powi_scalar(2).sum_dim(4) * bt.mask.clone())
@@ -358,9 +379,9 @@ impl<B: AutodiffBackend> Steps for WTraining<'_, B> {
         let b = frames.batch::<B>(at, t.batch, corner, size, cfg.net.space(), self.dev);
         let net = self.net.take().expect("the network is back after each step");
         let rf = net.rest_features(channels_first(b.rest.clone()));
-        let om = net.weights(&rf, channels_first(b.guides.clone()));
-        let hood = b.hood.clone();
-        let s = interpolate(om, hood.clone());
+        let pr = net.predict(&rf, channels_first(b.guides.clone()));
+        let hood = b.hood.at(pr.share.as_ref());
+        let s = interpolate(pr.omega, hood.clone());
         let ramp = if t.snap_ramp > 0.0 {
             (step as f64 / (t.snap_ramp * t.steps as f64)).min(1.0)
         } else {
@@ -674,13 +695,8 @@ mod tests {
     #[test]
     fn the_offset_share_is_a_checked_net_key() {
         let c = parse("blend = \"offsets\"\noffset_share = 0.5").unwrap();
-        assert_eq!(
-            c.net.space(),
-            Space {
-                blend: Blend::Offsets,
-                share: 0.5
-            }
-        );
+        assert_eq!(c.net.space(), Space::fixed(Blend::Offsets, 0.5));
+        assert_eq!(c.net().learned_share, None);
         assert_eq!(parse("blend = \"carried\"").unwrap().net.space().share, 1.0);
         assert_eq!(parse("").unwrap().net.space(), Space::full(Blend::Positions));
         for bad in [
@@ -691,6 +707,27 @@ mod tests {
         ] {
             let e = parse(bad).unwrap_err().to_string();
             assert!(e.contains("offset_share"), "{bad}: {e}");
+        }
+    }
+
+    /// `learn_share` makes λ per particle, centred on `offset_share` (the network's 17th
+    /// channel's prior); it needs an offset to share and a prior strictly between the ends.
+    #[test]
+    fn a_learned_share_is_a_checked_net_key() {
+        let c = parse("blend = \"offsets\"\noffset_share = 0.25\nlearn_share = true").unwrap();
+        let space = c.net.space();
+        assert!(space.learned && space.share == 0.25 && space.blend == Blend::Offsets);
+        assert_eq!(c.net().learned_share, Some(0.25));
+        for (bad, key) in [
+            ("learn_share = true", "learn_share"),
+            ("blend = \"offsets\"\nlearn_share = true", "offset_share"),
+            (
+                "blend = \"carried\"\noffset_share = 0.0\nlearn_share = true",
+                "offset_share",
+            ),
+        ] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(e.contains(key), "{bad}: {e}");
         }
     }
 }

@@ -185,7 +185,13 @@ impl Job {
     /// The job's scene as named: groom, head, body, motion, props and frames.
     pub fn scene_spec(&self) -> Result<SceneSpec> {
         let groom = match (&self.groom.preset, &self.groom.file) {
-            (_, Some(file)) => GroomSource::File(file.into()),
+            (_, Some(file)) => GroomSource::File(
+                file.into(),
+                crate::groom::ReadOptions {
+                    points_per_strand: self.groom.points_per_strand,
+                    frame: None,
+                },
+            ),
             (Some(preset), None) => GroomSource::Preset {
                 name: preset.clone(),
                 strands: self.groom.strands,

@@ -13,7 +13,7 @@ use super::sections::{
     BatchSpec, ColliderSpec, GroomSpec, HeadSpec, MotionSpec, MssSpec, Training, TrainingSpec,
 };
 use crate::error::{Error, Result};
-use crate::groom::UpAxis;
+use crate::groom::{GroomFormat, UpAxis};
 use crate::presets::keys::merge;
 use crate::scene::mss::MssPhysics;
 use crate::sim::SimOptions;
@@ -134,6 +134,26 @@ impl Reader<'_> {
         }
         if groom.preset.is_none() && groom.file.is_none() {
             return Err(self.err("groom", "[groom] needs `preset` or `file`"));
+        }
+        if let Some(k) = groom.points_per_strand {
+            let ply = groom
+                .file
+                .as_deref()
+                .map(std::path::Path::new)
+                .and_then(GroomFormat::from_extension)
+                == Some(GroomFormat::Ply);
+            if !ply {
+                return Err(self.err(
+                    "groom.points_per_strand",
+                    "groom.points_per_strand cuts a PLY point cloud into strands; it needs groom.file = \"….ply\"",
+                ));
+            }
+            if k < 2 {
+                return Err(self.err(
+                    "groom.points_per_strand",
+                    format!("groom.points_per_strand = {k}: a strand needs at least 2 points"),
+                ));
+            }
         }
         if let Some(p) = &groom.preset
             && p.ends_with(".toml")

@@ -24,6 +24,10 @@ pub struct GroomSpec {
     pub points: usize,
     pub scale: f32,
     pub up: UpAxis,
+    /// A PLY point cloud without strand layout: consecutive points per strand (as `tress
+    /// convert --points-per-strand`); only with a `.ply` file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub points_per_strand: Option<usize>,
     /// Edits applied in order after loading (`tress groom edit`'s `--edit` forms, e.g.
     /// `"length=0.8"`, `"curl=1,0.2@0,0,0.5,1"`).
     pub edits: Vec<String>,
@@ -38,6 +42,7 @@ impl Default for GroomSpec {
             points: 25,
             scale: 1.0,
             up: UpAxis::Y,
+            points_per_strand: None,
             edits: Vec::new(),
         }
     }

@@ -223,6 +223,63 @@ fn strands_with_a_groom_file_is_an_error() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `groom.points_per_strand` cuts a PLY point cloud into strands when the job reads it; on a
+/// preset or another format it would be ignored, so it is an error naming the key and its line,
+/// as is a strand of fewer than 2 points.
+#[test]
+fn points_per_strand_cuts_a_ply_point_cloud_and_nothing_else() {
+    let dir = std::env::temp_dir().join(format!("tress-job-pps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Two strands of three points, no strand layout in the file.
+    std::fs::write(
+        dir.join("c.ply"),
+        "ply\nformat ascii 1.0\nelement vertex 6\nproperty float x\nproperty float y\nproperty float z\nend_header\n\
+         0 10 0\n0 11 0\n0 12 0\n3 10 0\n3 11 0\n3 12.5 0\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("g.hair"), b"").unwrap();
+    let path = dir.join("job.toml");
+    let load = |groom: &str| {
+        std::fs::write(
+            &path,
+            format!("name = 'x'\n[head]\ncollider = 'sphere'\n[groom]\n{groom}\npoints = 0\n"),
+        )
+        .unwrap();
+        Job::load(&path)
+    };
+    let j = load("file = 'c.ply'\npoints_per_strand = 3").unwrap();
+    let g = j.scene_spec().unwrap().load_groom().unwrap().groom;
+    assert_eq!(g.counts(), &[3, 3]);
+    assert_eq!(g.strand(1)[2], glam::Vec3::new(3.0, 12.5, 0.0));
+    // Without the key the cloud has no strands to read; with a count that does not divide it,
+    // the reader says so.
+    let j = load("file = 'c.ply'").unwrap();
+    assert!(j.scene_spec().unwrap().load_groom().is_err());
+    let Err(e) = load("file = 'c.ply'\npoints_per_strand = 4")
+        .unwrap()
+        .scene_spec()
+        .unwrap()
+        .load_groom()
+    else {
+        panic!("4 points a strand read from 6 points");
+    };
+    let e = e.to_string();
+    assert!(e.contains("c.ply") && e.contains("strands of 4 points"), "{e}");
+    for (groom, why) in [
+        ("preset = 'wavy'\npoints_per_strand = 3", "PLY"),
+        ("file = 'g.hair'\npoints_per_strand = 3", "PLY"),
+        ("file = 'c.ply'\npoints_per_strand = 1", "at least 2"),
+    ] {
+        let e = load(groom).unwrap_err().to_string();
+        assert!(e.contains(&format!("{}:", path.display())), "{groom}: {e}");
+        assert!(
+            e.contains("groom.points_per_strand") && e.contains(why),
+            "{groom}: {e}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `[training]` alone trains on the whole range of motion; `frames = "all"` is a motion's whole
 /// length at the job's rate.
 #[test]
