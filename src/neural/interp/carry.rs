@@ -17,6 +17,13 @@
 //!   so s_p = s̄_p + Σ_q ω_pq (g_q − ḡ_q): the particle's rest position moved by a blend of its
 //!   guides' moves (in head-local space). Exact at rest and under a shift for any weights, like
 //!   `Carried`, with no lever arm: a guide's bend does not swing the particle's offset around.
+//! - [`Blend::Affine`] (tress's option): the offset carried through the linear map A_p that
+//!   best takes the particle's 16 neighbourhood guide particles from rest to now (least squares
+//!   about their centroids, ridge-regularized toward I), c_pq = g_q + A_p (s̄_p − ḡ_q). Where
+//!   the hair packs together its guides converge and the offsets shrink with them (`Offsets`
+//!   keeps them whole and draws strands out of the hair's silhouette); a turn or shear of the
+//!   neighbourhood turns them. Exact at rest and under a shift; any affine motion of the
+//!   neighbourhood is carried up to the ridge's pull.
 //! - A share λ of the rest offset (`[net] offset_share`, [`Space::share`]; 1 unless set): the
 //!   `Offsets` and `Carried` candidates carry λ of it, c_pq = g_q + λ R_q (s̄_p − ḡ_q). λ = 0 is
 //!   `Positions`, λ = 1 the full offset; between, s_p = λ s̄_p + Σ_q ω_pq (g_q − λ ḡ_q), so at
@@ -29,7 +36,7 @@
 //! guide (⌊a/k⌋ − 1 + di, ⌊b/k⌋ − 1 + dj), clamped into the lattice.
 
 use burn::prelude::*;
-use glam::{Quat, Vec3};
+use glam::{Mat3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
 use super::model::{NEIGHBORS, neighbour, neighbourhood};
@@ -46,6 +53,9 @@ pub enum Blend {
     Carried,
     /// The particle's rest position moved by a blend of its guides' moves.
     Offsets,
+    /// The rest offsets carried through the linear map that best takes the particle's 4 × 4
+    /// neighbourhood guides from rest to now (their packing, spreading, shear and turn).
+    Affine,
 }
 
 /// What L blends and the share of the rest offset its candidates carry (the `[net] blend`,
@@ -110,14 +120,45 @@ fn at(v: &[f32], i: usize) -> Vec3 {
     Vec3::new(v[3 * i], v[3 * i + 1], v[3 * i + 2])
 }
 
-/// One candidate, c_pq = g_q + λ R_q (s̄_p − ḡ_q): guide particle `g` carrying `share` of the
-/// particle `p`'s rest offset from the guide's rest particle `gbar`, turned by `turn` (`Carried`)
-/// or not (`Offsets`). The one formula the training candidates ([`carried`]) and the inference
-/// blend ([`blend_frame`]) share.
+/// How one frame turns the candidates' rest offsets: not at all (`Offsets`), by each guide
+/// particle's rotation (`Carried`), or by each neighbourhood's linear map (`Affine`).
+enum Turns {
+    None,
+    Rotations(Vec<Quat>),
+    Maps(Vec<Mat3>),
+}
+
+impl Turns {
+    /// The turns of `blend` for the guides `guides` `[m, m, w, 3]` of one frame.
+    fn new(blend: Blend, rest_guides: &[f32], guides: &[f32], m: usize, w: usize) -> Turns {
+        match blend {
+            Blend::Positions | Blend::Offsets => Turns::None,
+            Blend::Carried => Turns::Rotations(rotations(rest_guides, guides, w)),
+            Blend::Affine => Turns::Maps(affines(rest_guides, guides, m, w)),
+        }
+    }
+
+    /// `offset` turned as guide particle `gp` turns it, or as the neighbourhood `block`
+    /// ((⌊a/k⌋ · m + ⌊b/k⌋) · w + particle) maps it.
+    #[inline]
+    fn apply(&self, offset: Vec3, gp: usize, block: usize) -> Vec3 {
+        match self {
+            Turns::None => offset,
+            Turns::Rotations(r) => r[gp] * offset,
+            Turns::Maps(a) => a[block] * offset,
+        }
+    }
+}
+
+/// One candidate, c_pq = g_q + λ T (s̄_p − ḡ_q): guide particle `g` (`gp`) carrying `share` of
+/// the particle `p`'s rest offset from the guide's rest particle `gbar`, turned by `turns`
+/// (none for `Offsets`, the guide's rotation for `Carried`, the neighbourhood `block`'s map for
+/// `Affine`). The one formula the training candidates ([`carried`]) and the inference blend
+/// ([`blend_frame`]) share.
 #[inline]
-fn candidate(g: Vec3, turn: Option<Quat>, p: Vec3, gbar: Vec3, share: f32) -> Vec3 {
-    let offset = (p - gbar) * share;
-    g + turn.map_or(offset, |r| r * offset)
+#[allow(clippy::too_many_arguments)]
+fn candidate(g: Vec3, turns: &Turns, gp: usize, block: usize, p: Vec3, gbar: Vec3, share: f32) -> Vec3 {
+    g + turns.apply((p - gbar) * share, gp, block)
 }
 
 /// Per guide particle of `guides` (`w` particles a guide, flat `[g, w, 3]`), the rotation that
@@ -134,10 +175,54 @@ fn rotations(rest_guides: &[f32], guides: &[f32], w: usize) -> Vec<Quat> {
     rot
 }
 
+/// The regularization of [`affines`]: μ = this share of the neighbourhood's mean squared
+/// spread per axis (not tuned).
+const AFFINE_RIDGE: f64 = 0.05;
+
+/// Per neighbourhood of the m × m guide lattice and particle index (`[m, m, w]`: block (i, j)
+/// blends the guides (i − 1 + di, j − 1 + dj), clamped, as [`neighbour`]), the linear map A
+/// that best carries its 16 guide particles from rest to now about their centroids, ridge-
+/// regularized toward the identity: A = (Σ d eᵀ + μ I)(Σ e eᵀ + μ I)⁻¹, e and d the rest and
+/// current particles less their centroids. Any affine motion of the neighbourhood within the
+/// span of its rest particles is carried exactly up to μ's pull toward I; across the span
+/// (the guides at one index lie near a sheet) A keeps the offset as it is.
+fn affines(rest_guides: &[f32], guides: &[f32], m: usize, w: usize) -> Vec<Mat3> {
+    use glam::{DMat3, DVec3};
+    let idx = |i: usize, d: usize| (i as i64 - 1 + d as i64).clamp(0, m as i64 - 1) as usize;
+    let mut out = Vec::with_capacity(m * m * w);
+    let mut pairs = [(DVec3::ZERO, DVec3::ZERO); NEIGHBORS];
+    for i in 0..m {
+        for j in 0..m {
+            for k in 0..w {
+                let (mut rc, mut gc) = (DVec3::ZERO, DVec3::ZERO);
+                for (q, pair) in pairs.iter_mut().enumerate() {
+                    let gp = (idx(i, q / 4) * m + idx(j, q % 4)) * w + k;
+                    *pair = (at(rest_guides, gp).as_dvec3(), at(guides, gp).as_dvec3());
+                    rc += pair.0;
+                    gc += pair.1;
+                }
+                let n = NEIGHBORS as f64;
+                let (rc, gc) = (rc / n, gc / n);
+                let (mut ee, mut de) = (DMat3::ZERO, DMat3::ZERO);
+                for (r, g) in pairs {
+                    let (e, d) = (r - rc, g - gc);
+                    ee += DMat3::from_cols(e * e.x, e * e.y, e * e.z);
+                    de += DMat3::from_cols(d * e.x, d * e.y, d * e.z);
+                }
+                let trace = ee.x_axis.x + ee.y_axis.y + ee.z_axis.z;
+                let mu = DMat3::from_diagonal(DVec3::splat((AFFINE_RIDGE * trace / 3.0).max(1e-12)));
+                out.push(((de + mu) * (ee + mu).inverse()).as_mat3());
+            }
+        }
+    }
+    out
+}
+
 /// The 16 candidates of every particle of a `size`² window: `rest` the window's rest strands
 /// `[size, size, w, 3]`, `rest_guides` and `guides` (`frames` frames) `[m, m, w, 3]` with
-/// m = size / `stride`; returns `[frames, size, size, w, 16, 3]`. With `turn` off the offsets
-/// are carried unturned ([`Blend::Offsets`]); each carries `share` of the rest offset.
+/// m = size / `stride`; returns `[frames, size, size, w, 16, 3]`. The offsets are turned as
+/// `blend` turns them (`Offsets`: not; `Positions` is not a blend of offsets); each carries
+/// `share` of the rest offset.
 #[allow(clippy::too_many_arguments)]
 pub fn carried(
     rest: &[f32],
@@ -147,25 +232,25 @@ pub fn carried(
     size: usize,
     stride: usize,
     w: usize,
-    turn: bool,
+    blend: Blend,
     share: f32,
 ) -> Vec<f32> {
+    assert!(blend != Blend::Positions, "positions carry no offsets");
     let m = size / stride;
     let mut out = Vec::with_capacity(frames * size * size * w * NEIGHBORS * 3);
     for f in 0..frames {
         let cur = &guides[f * m * m * w * 3..(f + 1) * m * m * w * 3];
-        // Unturned offsets have no rotation; turned ones get each frame's transport.
-        let rot = turn.then(|| rotations(rest_guides, cur, w));
+        let turns = Turns::new(blend, rest_guides, cur, m, w);
         let idx = |a: usize, d: usize| neighbour(a, d, stride, m);
         for a in 0..size {
             for b in 0..size {
                 for k in 0..w {
                     let p = at(rest, (a * size + b) * w + k);
+                    let block = ((a / stride) * m + b / stride) * w + k;
                     for di in 0..4 {
                         for dj in 0..4 {
                             let gp = (idx(a, di) * m + idx(b, dj)) * w + k;
-                            let r = rot.as_ref().map(|r| r[gp]);
-                            let c = candidate(at(cur, gp), r, p, at(rest_guides, gp), share);
+                            let c = candidate(at(cur, gp), &turns, gp, block, p, at(rest_guides, gp), share);
                             out.extend_from_slice(&c.to_array());
                         }
                     }
@@ -191,8 +276,7 @@ pub fn candidates<B: Backend>(
     let carried_at = |share: f32| {
         let [b, m, _, w, _] = guides.dims();
         let size = m * stride;
-        let turn = space.blend == Blend::Carried;
-        let c = carried(rest, rest_guides, flat, b, size, stride, w, turn, share);
+        let c = carried(rest, rest_guides, flat, b, size, stride, w, space.blend, share);
         Tensor::<B, 6>::from_data(
             TensorData::new(c, [b, size, size, w, NEIGHBORS, 3]),
             &guides.device(),
@@ -203,11 +287,11 @@ pub fn candidates<B: Backend>(
             base: neighbourhood(guides, stride),
             offset: None,
         },
-        (Blend::Carried | Blend::Offsets, false) => Hood {
+        (Blend::Carried | Blend::Offsets | Blend::Affine, false) => Hood {
             base: carried_at(space.share),
             offset: None,
         },
-        (Blend::Carried | Blend::Offsets, true) => {
+        (Blend::Carried | Blend::Offsets | Blend::Affine, true) => {
             let base = neighbourhood(guides.clone(), stride);
             Hood {
                 offset: Some(carried_at(1.0) - base.clone()),
@@ -245,10 +329,7 @@ pub fn blend_frame(
         shares.is_some(),
         "a learned share's blend takes the network's shares, a fixed one none"
     );
-    let rot = match blend {
-        Blend::Carried => rotations(rest_guides, guides, w),
-        Blend::Offsets | Blend::Positions => Vec::new(),
-    };
+    let turns = Turns::new(blend, rest_guides, guides, m, w);
     let idx = |a: usize, d: usize| neighbour(a, d, stride, m);
     let plane = size * size * w;
     let mut out = vec![0.0f32; plane * 3];
@@ -262,16 +343,14 @@ pub fn blend_frame(
                     at(rest, cell)
                 };
                 let share = shares.map_or(share, |l| l[cell]);
+                let block = ((a / stride) * m + b / stride) * w + k;
                 let mut s = Vec3::ZERO;
                 for di in 0..4 {
                     for dj in 0..4 {
                         let gp = (idx(a, di) * m + idx(b, dj)) * w + k;
                         let c = match blend {
                             Blend::Positions => at(guides, gp),
-                            Blend::Offsets => candidate(at(guides, gp), None, p, at(rest_guides, gp), share),
-                            Blend::Carried => {
-                                candidate(at(guides, gp), Some(rot[gp]), p, at(rest_guides, gp), share)
-                            }
+                            _ => candidate(at(guides, gp), &turns, gp, block, p, at(rest_guides, gp), share),
                         };
                         s += omega[(di * 4 + dj) * plane + cell] * c;
                     }
@@ -356,10 +435,23 @@ mod tests {
         let (size, k, w) = (8, 4, 6);
         let (rest, rg) = window(size, k, w, 1.0);
         // At rest every candidate is the particle's own rest position.
-        all_at(&carried(&rest, &rg, &rg, 1, size, k, w, true, 1.0), &rest);
+        all_at(
+            &carried(&rest, &rg, &rg, 1, size, k, w, Blend::Carried, 1.0),
+            &rest,
+        );
         // Bent strands shifted: every candidate is the particle shifted.
         all_at(
-            &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w, true, 1.0),
+            &carried(
+                &rest,
+                &rg,
+                &moved(&rg, Quat::IDENTITY),
+                1,
+                size,
+                k,
+                w,
+                Blend::Carried,
+                1.0,
+            ),
             &moved(&rest, Quat::IDENTITY),
         );
         // Straight strands (along −y) turned about an axis across them and shifted: every
@@ -367,13 +459,13 @@ mod tests {
         let (rest, rg) = window(size, k, w, 0.0);
         let rot = Quat::from_axis_angle(Vec3::new(0.6, 0.0, -0.8), 0.7);
         all_at(
-            &carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w, true, 1.0),
+            &carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w, Blend::Carried, 1.0),
             &moved(&rest, rot),
         );
         // A twist about the strands' own axis is not seen (rotation-minimizing frames): the
         // candidates stay at the shifted rest, not where the twist takes the particle.
         let twist = Quat::from_rotation_y(0.5);
-        let c = carried(&rest, &rg, &moved(&rg, twist), 1, size, k, w, true, 1.0);
+        let c = carried(&rest, &rg, &moved(&rg, twist), 1, size, k, w, Blend::Carried, 1.0);
         let far = moved(&rest, twist)
             .chunks(3)
             .zip(c.chunks(3 * NEIGHBORS))
@@ -385,16 +477,29 @@ mod tests {
     fn offset_candidates_are_exact_at_rest_and_under_a_shift_but_not_a_turn() {
         let (size, k, w) = (8, 4, 6);
         let (rest, rg) = window(size, k, w, 1.0);
-        all_at(&carried(&rest, &rg, &rg, 1, size, k, w, false, 1.0), &rest);
         all_at(
-            &carried(&rest, &rg, &moved(&rg, Quat::IDENTITY), 1, size, k, w, false, 1.0),
+            &carried(&rest, &rg, &rg, 1, size, k, w, Blend::Offsets, 1.0),
+            &rest,
+        );
+        all_at(
+            &carried(
+                &rest,
+                &rg,
+                &moved(&rg, Quat::IDENTITY),
+                1,
+                size,
+                k,
+                w,
+                Blend::Offsets,
+                1.0,
+            ),
             &moved(&rest, Quat::IDENTITY),
         );
         // Turned, a particle away from its guide is off by the unturned offset's change:
         // |(I − R)(s̄ − ḡ)| for the straight strands' turn across them.
         let (rest, rg) = window(size, k, w, 0.0);
         let rot = Quat::from_axis_angle(Vec3::new(0.6, 0.0, -0.8), 0.7);
-        let c = carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w, false, 1.0);
+        let c = carried(&rest, &rg, &moved(&rg, rot), 1, size, k, w, Blend::Offsets, 1.0);
         let want = moved(&rest, rot);
         let worst = want
             .chunks(3)
@@ -402,6 +507,68 @@ mod tests {
             .map(|(p, cand)| Vec3::from_slice(p).distance(Vec3::from_slice(&cand[..3])))
             .fold(0.0f32, f32::max);
         assert!(worst > 0.05, "{worst}");
+    }
+
+    /// Affine candidates: exact at rest and under a shift, like offsets; where the guides pack
+    /// together (halfway to their centre across the strands) or turn about the strands' axis,
+    /// each neighbourhood's map carries the offsets with them, to within the ridge's pull toward
+    /// the identity: a tenth of the unturned offsets' error or less (a map fitted transposed or
+    /// about the wrong centre is as far off as no map).
+    #[test]
+    fn affine_candidates_follow_their_guides_packing_and_turning() {
+        let (size, k, w) = (12, 4, 6);
+        let (rest, rg) = window(size, k, w, 1.0);
+        all_at(
+            &carried(&rest, &rg, &rg, 1, size, k, w, Blend::Affine, 1.0),
+            &rest,
+        );
+        all_at(
+            &carried(
+                &rest,
+                &rg,
+                &moved(&rg, Quat::IDENTITY),
+                1,
+                size,
+                k,
+                w,
+                Blend::Affine,
+                1.0,
+            ),
+            &moved(&rest, Quat::IDENTITY),
+        );
+        let centre = Vec3::new(0.55, 0.0, 0.55);
+        let pack = |v: &[f32]| -> Vec<f32> {
+            v.chunks(3)
+                .flat_map(|p| {
+                    let d = Vec3::from_slice(p) - centre;
+                    (centre + Vec3::new(0.5 * d.x, d.y, 0.5 * d.z)).to_array()
+                })
+                .collect()
+        };
+        let spin = Quat::from_rotation_y(0.5);
+        let turn = |v: &[f32]| -> Vec<f32> {
+            v.chunks(3)
+                .flat_map(|p| (centre + spin * (Vec3::from_slice(p) - centre)).to_array())
+                .collect()
+        };
+        type Motion<'a> = &'a dyn Fn(&[f32]) -> Vec<f32>;
+        let motions: [(&str, Motion); 2] = [("packed", &pack), ("turned", &turn)];
+        for (name, motion) in motions {
+            let want = motion(&rest);
+            let worst = |blend: Blend| {
+                let c = carried(&rest, &rg, &motion(&rg), 1, size, k, w, blend, 1.0);
+                want.chunks(3)
+                    .zip(c.chunks(3 * NEIGHBORS))
+                    .flat_map(|(p, cand)| {
+                        let p = Vec3::from_slice(p);
+                        cand.chunks(3).map(move |q| p.distance(Vec3::from_slice(q)))
+                    })
+                    .fold(0.0f32, f32::max)
+            };
+            let (aff, off) = (worst(Blend::Affine), worst(Blend::Offsets));
+            assert!(off > 0.05, "{name}: offsets {off}");
+            assert!(aff < 0.1 * off, "{name}: affine {aff}, offsets {off}");
+        }
     }
 
     #[test]
@@ -487,7 +654,11 @@ mod tests {
             .into_iter()
             .map(Space::full)
             .chain([0.3, 0.5].map(|share| Space::fixed(Blend::Offsets, share)))
-            .chain([Space::fixed(Blend::Carried, 0.5)]);
+            .chain([
+                Space::fixed(Blend::Carried, 0.5),
+                Space::full(Blend::Affine),
+                Space::fixed(Blend::Affine, 0.5),
+            ]);
         for space in spaces {
             let want: Vec<f32> = interpolate(
                 omega.clone(),
@@ -608,7 +779,7 @@ mod tests {
             .collect();
         let lt = Tensor::<B, 5>::from_data(TensorData::new(lam.clone(), [1, 1, size, size, w]), &dev);
         let gt = Tensor::<B, 5>::from_data(TensorData::new(g.clone(), [1, m, m, w, 3]), &dev);
-        for blend in [Blend::Offsets, Blend::Carried] {
+        for blend in [Blend::Offsets, Blend::Carried, Blend::Affine] {
             let space = Space {
                 blend,
                 share: 0.5,

@@ -31,7 +31,8 @@ use crate::neural::train_loop::{Schedule, Standing, Steps};
 pub struct NetOptions {
     pub guide_channels: usize,
     pub slope: f64,
-    /// What L blends: `positions` (000 Eq. 3), `carried` or `offsets` ([`super::carry`]).
+    /// What L blends: `positions` (000 Eq. 3), `carried`, `offsets` or `affine`
+    /// ([`super::carry`]).
     pub blend: super::carry::Blend,
     /// The share λ of the rest offset that `offsets` and `carried` candidates carry, in [0, 1]
     /// (1: the whole offset; 0: `positions`). With `learn_share`, the prior λ₀ of the learned
@@ -149,14 +150,14 @@ impl InterpConfig {
         }
         if self.net.blend == Blend::Positions && self.net.offset_share != 1.0 {
             return bad(
-                "`net.offset_share` applies to `blend = \"offsets\"` or `\"carried\"`; \
+                "`net.offset_share` applies to `blend = \"offsets\"`, `\"carried\"` or `\"affine\"`; \
                  `positions` carries no offset (it is `offsets` at share 0)",
             );
         }
         if self.net.learn_share {
             if self.net.blend == Blend::Positions {
                 return bad(
-                    "`net.learn_share` applies to `blend = \"offsets\"` or `\"carried\"`; \
+                    "`net.learn_share` applies to `blend = \"offsets\"`, `\"carried\"` or `\"affine\"`; \
                      `positions` carries no offset",
                 );
             }
