@@ -419,6 +419,17 @@ mod tests {
             .collect()
     }
 
+    /// At rest every candidate of `blend` (full share) is the particle's own rest position, and
+    /// with the bent strands shifted, the particle shifted.
+    fn exact_at_rest_and_shifted(blend: Blend) {
+        let (size, k, w) = (8, 4, 6);
+        let (rest, rg) = window(size, k, w, 1.0);
+        all_at(&carried(&rest, &rg, &rg, 1, size, k, w, blend, 1.0), &rest);
+        let shifted = moved(&rg, Quat::IDENTITY);
+        let c = carried(&rest, &rg, &shifted, 1, size, k, w, blend, 1.0);
+        all_at(&c, &moved(&rest, Quat::IDENTITY));
+    }
+
     /// Every candidate of every particle equals `want`'s particle.
     fn all_at(c: &[f32], want: &[f32]) {
         for (p, cand) in want.chunks(3).zip(c.chunks(3 * NEIGHBORS)) {
@@ -433,27 +444,7 @@ mod tests {
     #[test]
     fn carried_candidates_are_exact_at_rest_under_a_shift_and_a_turn_across_straight_strands() {
         let (size, k, w) = (8, 4, 6);
-        let (rest, rg) = window(size, k, w, 1.0);
-        // At rest every candidate is the particle's own rest position.
-        all_at(
-            &carried(&rest, &rg, &rg, 1, size, k, w, Blend::Carried, 1.0),
-            &rest,
-        );
-        // Bent strands shifted: every candidate is the particle shifted.
-        all_at(
-            &carried(
-                &rest,
-                &rg,
-                &moved(&rg, Quat::IDENTITY),
-                1,
-                size,
-                k,
-                w,
-                Blend::Carried,
-                1.0,
-            ),
-            &moved(&rest, Quat::IDENTITY),
-        );
+        exact_at_rest_and_shifted(Blend::Carried);
         // Straight strands (along −y) turned about an axis across them and shifted: every
         // candidate is the particle moved the same way.
         let (rest, rg) = window(size, k, w, 0.0);
@@ -476,25 +467,7 @@ mod tests {
     #[test]
     fn offset_candidates_are_exact_at_rest_and_under_a_shift_but_not_a_turn() {
         let (size, k, w) = (8, 4, 6);
-        let (rest, rg) = window(size, k, w, 1.0);
-        all_at(
-            &carried(&rest, &rg, &rg, 1, size, k, w, Blend::Offsets, 1.0),
-            &rest,
-        );
-        all_at(
-            &carried(
-                &rest,
-                &rg,
-                &moved(&rg, Quat::IDENTITY),
-                1,
-                size,
-                k,
-                w,
-                Blend::Offsets,
-                1.0,
-            ),
-            &moved(&rest, Quat::IDENTITY),
-        );
+        exact_at_rest_and_shifted(Blend::Offsets);
         // Turned, a particle away from its guide is off by the unturned offset's change:
         // |(I − R)(s̄ − ḡ)| for the straight strands' turn across them.
         let (rest, rg) = window(size, k, w, 0.0);
@@ -518,24 +491,7 @@ mod tests {
     fn affine_candidates_follow_their_guides_packing_and_turning() {
         let (size, k, w) = (12, 4, 6);
         let (rest, rg) = window(size, k, w, 1.0);
-        all_at(
-            &carried(&rest, &rg, &rg, 1, size, k, w, Blend::Affine, 1.0),
-            &rest,
-        );
-        all_at(
-            &carried(
-                &rest,
-                &rg,
-                &moved(&rg, Quat::IDENTITY),
-                1,
-                size,
-                k,
-                w,
-                Blend::Affine,
-                1.0,
-            ),
-            &moved(&rest, Quat::IDENTITY),
-        );
+        exact_at_rest_and_shifted(Blend::Affine);
         let centre = Vec3::new(0.55, 0.0, 0.55);
         let pack = |v: &[f32]| -> Vec<f32> {
             v.chunks(3)
