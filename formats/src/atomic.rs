@@ -23,7 +23,11 @@ impl AtomicFile {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "output".into());
         remove_stale(&target, &name);
-        let temp = target.with_file_name(format!(".{name}.{}.{}.partial", host(), std::process::id()));
+        // Unique per writer: threads of one process writing the same target (two jobs naming one
+        // built-in model) each spool their own file; the last rename wins, whole either way.
+        static WRITERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temp = target.with_file_name(format!(".{name}.{}.{}-{n}.partial", host(), std::process::id()));
         // Readable too: a writer may read back what it spooled (the USD writer's velocities).
         let file = File::options()
             .read(true)
@@ -154,6 +158,8 @@ fn remove_stale(target: &Path, name: &str) {
         let Some((h, pid)) = rest.rsplit_once('.') else {
             continue;
         };
+        // `PID-N` (N: the writer's number in its process), or `PID` as older builds wrote.
+        let pid = pid.split_once('-').map_or(pid, |(p, _)| p);
         if let Ok(pid) = pid.parse::<u32>()
             && h == host
             && pid != std::process::id()
@@ -191,17 +197,42 @@ mod tests {
         // A killed writer's file (a process that no longer runs) goes when the target is
         // written again; a running writer's file and another machine's stay.
         let stale = dir.join(format!(".out.bin.{}.{}.partial", host(), i32::MAX - 1));
-        let running = dir.join(format!(".out.bin.{}.1.partial", host()));
+        let stale_n = dir.join(format!(".out.bin.{}.{}-3.partial", host(), i32::MAX - 1));
+        let running = dir.join(format!(".out.bin.{}.1-0.partial", host()));
         let elsewhere = dir.join(format!(".out.bin.other-machine.{}.partial", i32::MAX - 1));
-        for f in [&stale, &running, &elsewhere] {
+        for f in [&stale, &stale_n, &running, &elsewhere] {
             std::fs::write(f, b"x").unwrap();
         }
         write(&target, b"again").unwrap();
-        assert!(!stale.exists());
+        assert!(!stale.exists() && !stale_n.exists());
         assert!(running.exists() && elsewhere.exists());
         std::fs::remove_file(&running).unwrap();
         std::fs::remove_file(&elsewhere).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"again");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Threads of one process writing the same target at once (two jobs of a batch naming one
+    /// built-in model) all succeed, and the target is one of their whole payloads.
+    #[test]
+    fn threads_writing_one_target_each_write_it_whole() {
+        let dir = std::env::temp_dir().join(format!("tress-atomic-threads-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("model.bin");
+        let payloads: Vec<Vec<u8>> = (0..8u8).map(|i| vec![i; 1 << 20]).collect();
+        std::thread::scope(|s| {
+            for p in &payloads {
+                let target = &target;
+                s.spawn(move || write(target, p).unwrap());
+            }
+        });
+        let got = std::fs::read(&target).unwrap();
+        assert!(payloads.contains(&got), "a torn or mixed file");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "temporary files left"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
